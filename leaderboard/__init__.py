@@ -1,0 +1,33 @@
+"""leaderboard: turn eval runs into a model leaderboard with honest statistics."""
+
+from .loading import load_file, load_runs
+from .records import EvalRun, LeaderboardRow, PairwiseDiff, Source
+from .statistics import (
+    Leaderboard,
+    aggregate,
+    analyse,
+    bootstrap_mean_ci,
+    bootstrap_pairwise_diff,
+    pairwise_diffs,
+)
+from .validation import InvalidEvalRuns, Problem, validate_runs
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "EvalRun",
+    "InvalidEvalRuns",
+    "Leaderboard",
+    "LeaderboardRow",
+    "PairwiseDiff",
+    "Problem",
+    "Source",
+    "aggregate",
+    "analyse",
+    "bootstrap_mean_ci",
+    "bootstrap_pairwise_diff",
+    "load_file",
+    "load_runs",
+    "pairwise_diffs",
+    "validate_runs",
+]

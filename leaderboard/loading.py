@@ -1,0 +1,261 @@
+"""Loading EvalRun records from JSON, JSONL and CSV files, remembering where each came from."""
+
+from __future__ import annotations
+
+import csv
+import glob
+import json
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from .records import EvalRun, Source
+from .validation import FIELDS, InvalidEvalRuns, Problem, check_fields, find_duplicates
+
+FORMATS = (".json", ".jsonl", ".csv")
+
+
+class _Interner:
+    """Model ids, metrics and categories repeat on every line: keep one copy of each."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, str] = {}
+
+    def __call__(self, value: str) -> str:
+        return self._seen.setdefault(value, value)
+
+
+def _build(record: dict[str, Any], source: Source, intern: _Interner, problems: list[Problem]) -> EvalRun | None:
+    found = check_fields(record, {"file": source.file, "line": source.line})
+    if found:
+        problems.extend(found)
+        return None
+    return EvalRun(
+        model_id=intern(record["model_id"]),
+        task_id=record["task_id"],
+        metric_name=intern(record["metric_name"]),
+        score=float(record["score"]),
+        category=intern(record.get("category", "general")),
+        weight=float(record.get("weight", 1.0)),
+        source=source,
+    )
+
+
+def _not_an_object(value: object, source: Source) -> Problem:
+    return Problem(
+        message=f"each record must be a JSON object with the EvalRun fields, got {type(value).__name__}",
+        file=source.file,
+        line=source.line,
+    )
+
+
+def _read_jsonl(path: Path, name: str, intern: _Interner, problems: list[Problem]) -> Iterator[EvalRun]:
+    # newline="" keeps a lone "\r" inside a JSON string from being taken for a line break;
+    # "\r\n" endings are whitespace to the JSON parser.
+    with path.open(encoding="utf-8-sig", newline="") as handle:
+        for number, text in enumerate(handle, start=1):
+            if not text.strip():
+                continue
+            source = Source(name, number)
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError as exc:
+                problems.append(Problem(message=f"invalid JSON: {exc.msg} (column {exc.colno})", file=name, line=number))
+                continue
+            if not isinstance(value, dict):
+                problems.append(_not_an_object(value, source))
+                continue
+            run = _build(value, source, intern, problems)
+            if run is not None:
+                yield run
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t\r\n":
+        pos += 1
+    return pos
+
+
+class _JsonShapeError(Exception):
+    def __init__(self, message: str, pos: int) -> None:
+        super().__init__(message)
+        self.pos = pos
+
+
+def _element_offsets(text: str, pos: int, decoder: json.JSONDecoder) -> list[int]:
+    """Offsets of the elements of the (well-formed) array opening at ``pos``."""
+    offsets: list[int] = []
+    pos = _skip_ws(text, pos + 1)
+    while text[pos] != "]":
+        offsets.append(pos)
+        _, pos = decoder.raw_decode(text, pos)
+        pos = _skip_ws(text, pos)
+        if text[pos] == ",":
+            pos = _skip_ws(text, pos + 1)
+    return offsets
+
+
+def _runs_offset(text: str, pos: int, decoder: json.JSONDecoder) -> int:
+    """Offset of the value of the last "runs" key (the one json keeps) of the object at ``pos``."""
+    found = pos
+    pos = _skip_ws(text, pos + 1)
+    while text[pos] != "}":
+        key, pos = decoder.raw_decode(text, pos)
+        pos = _skip_ws(text, _skip_ws(text, pos) + 1)  # past the ':'
+        if key == "runs":
+            found = pos
+        _, pos = decoder.raw_decode(text, pos)
+        pos = _skip_ws(text, pos)
+        if text[pos] == ",":
+            pos = _skip_ws(text, pos + 1)
+    return found
+
+
+def _json_records(text: str) -> list[tuple[int, Any]]:
+    """The records of a JSON document with their offsets: a top-level array or ``{"runs": [...]}``."""
+    document = json.loads(text)  # first, so a broken file is reported where it breaks
+    decoder = json.JSONDecoder()
+    start = _skip_ws(text, 0)
+    if isinstance(document, list):
+        return list(zip(_element_offsets(text, start, decoder), document))
+    if isinstance(document, dict) and isinstance(document.get("runs"), list):
+        return list(zip(_element_offsets(text, _runs_offset(text, start, decoder), decoder), document["runs"]))
+    raise _JsonShapeError('expected a JSON array of records or an object with a "runs" array', start)
+
+
+def _read_json(path: Path, name: str, intern: _Interner, problems: list[Problem]) -> Iterator[EvalRun]:
+    text = path.read_text(encoding="utf-8-sig")
+    line = 1
+    last = 0
+    try:
+        for offset, value in _json_records(text):
+            line += text.count("\n", last, offset)
+            last = offset
+            source = Source(name, line)
+            if not isinstance(value, dict):
+                problems.append(_not_an_object(value, source))
+                continue
+            run = _build(value, source, intern, problems)
+            if run is not None:
+                yield run
+    except json.JSONDecodeError as exc:
+        problems.append(Problem(message=f"invalid JSON: {exc.msg} (column {exc.colno})", file=name, line=exc.lineno))
+    except _JsonShapeError as exc:
+        problems.append(Problem(message=str(exc), file=name, line=text.count("\n", 0, exc.pos) + 1))
+
+
+def _read_csv(path: Path, name: str, intern: _Interner, problems: list[Problem]) -> Iterator[EvalRun]:
+    with path.open(encoding="utf-8-sig", newline="") as handle:
+        reader = csv.DictReader(handle, strict=True)
+        header = reader.fieldnames or []
+        missing = [f for f in FIELDS[:4] if f not in header]
+        if missing:
+            problems.append(Problem(message=f"the header row lacks the column(s) {', '.join(missing)}", file=name, line=1))
+            return
+        start = reader.line_num + 1
+        for row in reader:
+            source = Source(name, start)
+            start = reader.line_num + 1
+            if None in row:
+                problems.append(Problem(message="more cells than header columns", file=name, line=source.line))
+                continue
+            record: dict[str, Any] = {}
+            for field in FIELDS:
+                cell = row.get(field)
+                # CSV cannot leave a cell out, only empty: an empty optional cell means "not given".
+                if cell is None or (field in ("category", "weight") and cell == ""):
+                    continue
+                record[field] = cell
+            for field in ("score", "weight"):
+                if field in record:
+                    try:
+                        record[field] = float(record[field])
+                    except ValueError:
+                        pass  # left a string, so the type check names it
+            run = _build(record, source, intern, problems)
+            if run is not None:
+                yield run
+
+
+_READERS = {".json": _read_json, ".jsonl": _read_jsonl, ".csv": _read_csv}
+
+
+def load_file(path: str | os.PathLike[str], *, display_name: str | None = None) -> list[EvalRun]:
+    """Load one file; raise :class:`InvalidEvalRuns` with every problem in it."""
+    runs, problems = _load_one(Path(path), display_name or str(path), _Interner())
+    problems.extend(find_duplicates(runs))
+    if problems:
+        raise InvalidEvalRuns(problems)
+    return runs
+
+
+def _load_one(path: Path, name: str, intern: _Interner) -> tuple[list[EvalRun], list[Problem]]:
+    problems: list[Problem] = []
+    reader = _READERS.get(path.suffix.lower())
+    if reader is None:
+        return [], [Problem(message=f"unknown format {path.suffix!r}: use .json, .jsonl or .csv", file=name)]
+    try:
+        runs = list(reader(path, name, intern, problems))
+    except UnicodeDecodeError as exc:
+        return [], [Problem(message=f"not UTF-8 text (byte {exc.start}: {exc.reason})", file=name)]
+    except csv.Error as exc:
+        return [], [Problem(message=f"unreadable CSV: {exc}", file=name)]
+    except OSError as exc:
+        return [], [Problem(message=f"cannot read the file: {exc.strerror or exc}", file=name)]
+    if not runs and not problems:
+        problems.append(Problem(message="the file holds no EvalRun records", file=name))
+    return runs, problems
+
+
+def expand_paths(patterns: Iterable[str], *, root: str | os.PathLike[str] | None = None) -> tuple[list[Path], list[Problem]]:
+    """Expand paths and globs into a sorted list of files.
+
+    With ``root``, relative patterns are taken from it and anything that resolves
+    outside it (``..``, an absolute path, a symlink out) is refused.
+    """
+    base = Path(root).resolve() if root is not None else None
+    found: set[Path] = set()
+    problems: list[Problem] = []
+    for pattern in patterns:
+        full = pattern if base is None or os.path.isabs(pattern) else str(base / pattern)
+        matches = sorted(glob.glob(full, recursive=True)) if glob.has_magic(full) else [full]
+        if not matches:
+            problems.append(Problem(message=f"no file matches {pattern!r}", file=pattern))
+            continue
+        for match in matches:
+            path = Path(match)
+            if base is not None and not path.resolve().is_relative_to(base):
+                problems.append(Problem(message=f"{match!r} resolves outside the workspace and is refused", file=pattern))
+                continue
+            if path.is_dir():
+                if not glob.has_magic(full):
+                    problems.append(Problem(message="is a directory, not an EvalRun file", file=pattern))
+                continue
+            found.add(path)
+    return sorted(found, key=lambda p: str(p)), problems
+
+
+def display_name(path: Path, root: str | os.PathLike[str] | None) -> str:
+    """The path as a user (and a GitHub annotation) names it: relative to the workspace."""
+    if root is not None:
+        try:
+            return path.resolve().relative_to(Path(root).resolve()).as_posix()
+        except ValueError:
+            pass
+    return path.as_posix()
+
+
+def load_runs(patterns: Sequence[str], *, root: str | os.PathLike[str] | None = None) -> list[EvalRun]:
+    """Load every record from the files the patterns name; raise with every problem found."""
+    paths, problems = expand_paths(patterns, root=root)
+    runs: list[EvalRun] = []
+    intern = _Interner()
+    for path in paths:
+        file_runs, file_problems = _load_one(path, display_name(path, root), intern)
+        runs.extend(file_runs)
+        problems.extend(file_problems)
+    problems.extend(find_duplicates(runs))
+    if problems:
+        raise InvalidEvalRuns(problems)
+    return runs

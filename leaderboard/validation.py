@@ -1,0 +1,147 @@
+"""Validation: every problem in an input is found and reported together."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .records import EvalRun, Source
+
+REQUIRED_FIELDS = ("model_id", "task_id", "metric_name", "score")
+OPTIONAL_FIELDS = ("category", "weight")
+FIELDS = REQUIRED_FIELDS + OPTIONAL_FIELDS
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with the input, located as precisely as it can be."""
+
+    message: str
+    file: str | None = None
+    line: int | None = None
+    field: str | None = None
+    index: int | None = None
+
+    @property
+    def location(self) -> str:
+        if self.file is not None:
+            return self.file if self.line is None else f"{self.file}:{self.line}"
+        if self.index is not None:
+            return f"record #{self.index}"
+        return "input"
+
+    def __str__(self) -> str:
+        where = self.location
+        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+
+
+def _problem_order(p: Problem) -> tuple[str, int, int, str, str]:
+    return (p.file or "", p.line or 0, p.index if p.index is not None else -1, p.field or "", p.message)
+
+
+class InvalidEvalRuns(ValueError):
+    """Raised with every problem found, never just the first."""
+
+    def __init__(self, problems: Sequence[Problem]) -> None:
+        # Sorted so that the report does not depend on the order things were read in.
+        self.problems: tuple[Problem, ...] = tuple(sorted(problems, key=_problem_order))
+        count = len(self.problems)
+        head = "\n".join(str(p) for p in self.problems[:20])
+        more = f"\n... and {count - 20} more" if count > 20 else ""
+        super().__init__(f"{count} problem{'s' if count != 1 else ''} in the eval runs:\n{head}{more}")
+
+
+def _where(source: Source | None, index: int) -> dict[str, Any]:
+    if source is None:
+        return {"index": index}
+    return {"file": source.file, "line": source.line}
+
+
+def _is_number(value: object) -> bool:
+    # bool is an int subclass; a True score is a bug upstream, not a 1.0.
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def check_fields(record: Mapping[str, object], where: Mapping[str, Any]) -> list[Problem]:
+    """Type and range checks of one record's fields, as read from a file or built in code."""
+    problems: list[Problem] = []
+
+    def bad(name: str, message: str) -> None:
+        problems.append(Problem(message=message, field=name, **where))
+
+    for name in ("model_id", "task_id", "metric_name"):
+        if name not in record:
+            bad(name, "missing required field")
+            continue
+        value = record[name]
+        if not isinstance(value, str):
+            bad(name, f"must be a string, got {type(value).__name__} {value!r:.60}")
+        elif not value.strip():
+            bad(name, "must be a non-empty string")
+    if "score" not in record:
+        bad("score", "missing required field")
+    else:
+        score = record["score"]
+        if not _is_number(score):
+            bad("score", f"must be a number, got {type(score).__name__} {score!r:.60}")
+        elif not math.isfinite(float(score)):  # type: ignore[arg-type]
+            bad("score", f"must be finite, got {score!r}")
+        elif not 0.0 <= float(score) <= 1.0:  # type: ignore[arg-type]
+            bad("score", f"{score!r} is outside [0, 1]; normalise the metric to a fraction upstream")
+    if "category" in record:
+        category = record["category"]
+        if not isinstance(category, str):
+            bad("category", f"must be a string, got {type(category).__name__} {category!r:.60}")
+        elif not category.strip():
+            bad("category", "must be a non-empty string when given")
+    if "weight" in record:
+        weight = record["weight"]
+        if not _is_number(weight):
+            bad("weight", f"must be a number, got {type(weight).__name__} {weight!r:.60}")
+        elif not math.isfinite(float(weight)) or float(weight) <= 0:  # type: ignore[arg-type]
+            bad("weight", f"must be a finite positive number, got {weight!r}")
+    return problems
+
+
+def find_duplicates(runs: Iterable[object]) -> list[Problem]:
+    """The same (model, task) twice would count a task twice; name both places."""
+    first_seen: dict[tuple[str, str], tuple[Source | None, int]] = {}
+    problems: list[Problem] = []
+    for index, run in enumerate(runs):
+        if not isinstance(run, EvalRun):
+            continue
+        if not (isinstance(run.model_id, str) and isinstance(run.task_id, str)):
+            continue  # already reported as a type problem
+        key = (run.model_id, run.task_id)
+        if key not in first_seen:
+            first_seen[key] = (run.source, index)
+            continue
+        earlier_source, earlier_index = first_seen[key]
+        earlier = str(earlier_source) if earlier_source is not None else f"record #{earlier_index}"
+        problems.append(
+            Problem(
+                message=(
+                    f"duplicate (model_id, task_id) = ({run.model_id!r}, {run.task_id!r}); "
+                    f"first seen at {earlier}"
+                ),
+                field="task_id",
+                **_where(run.source, index),
+            )
+        )
+    return problems
+
+
+def validate_runs(runs: Sequence[EvalRun]) -> None:
+    """Raise :class:`InvalidEvalRuns` listing every problem in ``runs``."""
+    problems: list[Problem] = []
+    for index, run in enumerate(runs):
+        if not isinstance(run, EvalRun):
+            problems.append(Problem(message=f"not an EvalRun: {type(run).__name__}", index=index))
+            continue
+        fields = {name: getattr(run, name) for name in FIELDS}
+        problems.extend(check_fields(fields, _where(run.source, index)))
+    problems.extend(find_duplicates(runs))
+    if problems:
+        raise InvalidEvalRuns(problems)
