@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import glob
 import json
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .records import EvalRun, Source
-from .validation import FIELDS, InvalidEvalRuns, Problem, check_fields, find_duplicates
+from .validation import FIELDS, InvalidEvalRuns, Problem, check_fields
 
 FORMATS = (".json", ".jsonl", ".csv")
 
@@ -26,11 +27,25 @@ class _Interner:
         return self._seen.setdefault(value, value)
 
 
-def _build(record: dict[str, Any], source: Source, intern: _Interner, problems: list[Problem]) -> EvalRun | None:
+class _Sink:
+    """What reading collects: problems, and every (model, task) seen, valid record or not."""
+
+    def __init__(self) -> None:
+        self.problems: list[Problem] = []
+        self.keys: list[tuple[str, str, Source]] = []
+        self.intern = _Interner()
+
+
+def _build(record: dict[str, Any], source: Source, sink: _Sink) -> EvalRun | None:
+    model_id, task_id = record.get("model_id"), record.get("task_id")
+    if isinstance(model_id, str) and isinstance(task_id, str) and model_id.strip() and task_id.strip():
+        # Kept even when another field is bad, so a duplicate is reported in the same run.
+        sink.keys.append((model_id, task_id, source))
     found = check_fields(record, {"file": source.file, "line": source.line})
     if found:
-        problems.extend(found)
+        sink.problems.extend(found)
         return None
+    intern = sink.intern
     return EvalRun(
         model_id=intern(record["model_id"]),
         task_id=record["task_id"],
@@ -50,7 +65,7 @@ def _not_an_object(value: object, source: Source) -> Problem:
     )
 
 
-def _read_jsonl(path: Path, name: str, intern: _Interner, problems: list[Problem]) -> Iterator[EvalRun]:
+def _read_jsonl(path: Path, name: str, sink: _Sink) -> Iterator[EvalRun]:
     # newline="" keeps a lone "\r" inside a JSON string from being taken for a line break;
     # "\r\n" endings are whitespace to the JSON parser.
     with path.open(encoding="utf-8-sig", newline="") as handle:
@@ -61,12 +76,14 @@ def _read_jsonl(path: Path, name: str, intern: _Interner, problems: list[Problem
             try:
                 value = json.loads(text)
             except json.JSONDecodeError as exc:
-                problems.append(Problem(message=f"invalid JSON: {exc.msg} (column {exc.colno})", file=name, line=number))
+                sink.problems.append(
+                    Problem(message=f"invalid JSON: {exc.msg} (column {exc.colno})", file=name, line=number)
+                )
                 continue
             if not isinstance(value, dict):
-                problems.append(_not_an_object(value, source))
+                sink.problems.append(_not_an_object(value, source))
                 continue
-            run = _build(value, source, intern, problems)
+            run = _build(value, source, sink)
             if run is not None:
                 yield run
 
@@ -118,13 +135,15 @@ def _json_records(text: str) -> list[tuple[int, Any]]:
     decoder = json.JSONDecoder()
     start = _skip_ws(text, 0)
     if isinstance(document, list):
-        return list(zip(_element_offsets(text, start, decoder), document))
+        return list(zip(_element_offsets(text, start, decoder), document, strict=True))
     if isinstance(document, dict) and isinstance(document.get("runs"), list):
-        return list(zip(_element_offsets(text, _runs_offset(text, start, decoder), decoder), document["runs"]))
+        return list(
+            zip(_element_offsets(text, _runs_offset(text, start, decoder), decoder), document["runs"], strict=True)
+        )
     raise _JsonShapeError('expected a JSON array of records or an object with a "runs" array', start)
 
 
-def _read_json(path: Path, name: str, intern: _Interner, problems: list[Problem]) -> Iterator[EvalRun]:
+def _read_json(path: Path, name: str, sink: _Sink) -> Iterator[EvalRun]:
     text = path.read_text(encoding="utf-8-sig")
     line = 1
     last = 0
@@ -134,31 +153,35 @@ def _read_json(path: Path, name: str, intern: _Interner, problems: list[Problem]
             last = offset
             source = Source(name, line)
             if not isinstance(value, dict):
-                problems.append(_not_an_object(value, source))
+                sink.problems.append(_not_an_object(value, source))
                 continue
-            run = _build(value, source, intern, problems)
+            run = _build(value, source, sink)
             if run is not None:
                 yield run
     except json.JSONDecodeError as exc:
-        problems.append(Problem(message=f"invalid JSON: {exc.msg} (column {exc.colno})", file=name, line=exc.lineno))
+        sink.problems.append(
+            Problem(message=f"invalid JSON: {exc.msg} (column {exc.colno})", file=name, line=exc.lineno)
+        )
     except _JsonShapeError as exc:
-        problems.append(Problem(message=str(exc), file=name, line=text.count("\n", 0, exc.pos) + 1))
+        sink.problems.append(Problem(message=str(exc), file=name, line=text.count("\n", 0, exc.pos) + 1))
 
 
-def _read_csv(path: Path, name: str, intern: _Interner, problems: list[Problem]) -> Iterator[EvalRun]:
+def _read_csv(path: Path, name: str, sink: _Sink) -> Iterator[EvalRun]:
     with path.open(encoding="utf-8-sig", newline="") as handle:
         reader = csv.DictReader(handle, strict=True)
         header = reader.fieldnames or []
         missing = [f for f in FIELDS[:4] if f not in header]
         if missing:
-            problems.append(Problem(message=f"the header row lacks the column(s) {', '.join(missing)}", file=name, line=1))
+            sink.problems.append(
+                Problem(message=f"the header row lacks the column(s) {', '.join(missing)}", file=name, line=1)
+            )
             return
         start = reader.line_num + 1
         for row in reader:
             source = Source(name, start)
             start = reader.line_num + 1
             if None in row:
-                problems.append(Problem(message="more cells than header columns", file=name, line=source.line))
+                sink.problems.append(Problem(message="more cells than header columns", file=name, line=source.line))
                 continue
             record: dict[str, Any] = {}
             for field in FIELDS:
@@ -169,11 +192,10 @@ def _read_csv(path: Path, name: str, intern: _Interner, problems: list[Problem])
                 record[field] = cell
             for field in ("score", "weight"):
                 if field in record:
-                    try:
+                    # Left a string when it is not a number, so that the type check names it.
+                    with contextlib.suppress(ValueError):
                         record[field] = float(record[field])
-                    except ValueError:
-                        pass  # left a string, so the type check names it
-            run = _build(record, source, intern, problems)
+            run = _build(record, source, sink)
             if run is not None:
                 yield run
 
@@ -181,34 +203,49 @@ def _read_csv(path: Path, name: str, intern: _Interner, problems: list[Problem])
 _READERS = {".json": _read_json, ".jsonl": _read_jsonl, ".csv": _read_csv}
 
 
-def load_file(path: str | os.PathLike[str], *, display_name: str | None = None) -> list[EvalRun]:
-    """Load one file; raise :class:`InvalidEvalRuns` with every problem in it."""
-    runs, problems = _load_one(Path(path), display_name or str(path), _Interner())
-    problems.extend(find_duplicates(runs))
-    if problems:
-        raise InvalidEvalRuns(problems)
+def _read_one(path: Path, name: str, sink: _Sink) -> list[EvalRun]:
+    reader = _READERS.get(path.suffix.lower())
+    if reader is None:
+        sink.problems.append(Problem(message=f"unknown format {path.suffix!r}: use .json, .jsonl or .csv", file=name))
+        return []
+    before = len(sink.problems)
+    try:
+        runs = list(reader(path, name, sink))
+    except UnicodeDecodeError as exc:
+        sink.problems.append(Problem(message=f"not UTF-8 text (byte {exc.start}: {exc.reason})", file=name))
+        return []
+    except csv.Error as exc:
+        sink.problems.append(Problem(message=f"unreadable CSV: {exc}", file=name))
+        return []
+    except OSError as exc:
+        sink.problems.append(Problem(message=f"cannot read the file: {exc.strerror or exc}", file=name))
+        return []
+    if not runs and len(sink.problems) == before:
+        sink.problems.append(Problem(message="the file holds no EvalRun records", file=name))
     return runs
 
 
-def _load_one(path: Path, name: str, intern: _Interner) -> tuple[list[EvalRun], list[Problem]]:
-    problems: list[Problem] = []
-    reader = _READERS.get(path.suffix.lower())
-    if reader is None:
-        return [], [Problem(message=f"unknown format {path.suffix!r}: use .json, .jsonl or .csv", file=name)]
-    try:
-        runs = list(reader(path, name, intern, problems))
-    except UnicodeDecodeError as exc:
-        return [], [Problem(message=f"not UTF-8 text (byte {exc.start}: {exc.reason})", file=name)]
-    except csv.Error as exc:
-        return [], [Problem(message=f"unreadable CSV: {exc}", file=name)]
-    except OSError as exc:
-        return [], [Problem(message=f"cannot read the file: {exc.strerror or exc}", file=name)]
-    if not runs and not problems:
-        problems.append(Problem(message="the file holds no EvalRun records", file=name))
-    return runs, problems
+def _duplicates(keys: list[tuple[str, str, Source]]) -> list[Problem]:
+    """The same (model, task) twice would count a task twice; name both places."""
+    first: dict[tuple[str, str], Source] = {}
+    problems = []
+    for model_id, task_id, source in keys:
+        earlier = first.setdefault((model_id, task_id), source)
+        if earlier is not source:
+            problems.append(
+                Problem(
+                    message=f"duplicate (model_id, task_id) = ({model_id!r}, {task_id!r}); first seen at {earlier}",
+                    file=source.file,
+                    line=source.line,
+                    field="task_id",
+                )
+            )
+    return problems
 
 
-def expand_paths(patterns: Iterable[str], *, root: str | os.PathLike[str] | None = None) -> tuple[list[Path], list[Problem]]:
+def expand_paths(
+    patterns: Iterable[str], *, root: str | os.PathLike[str] | None = None
+) -> tuple[list[Path], list[Problem]]:
     """Expand paths and globs into a sorted list of files.
 
     With ``root``, relative patterns are taken from it and anything that resolves
@@ -226,14 +263,16 @@ def expand_paths(patterns: Iterable[str], *, root: str | os.PathLike[str] | None
         for match in matches:
             path = Path(match)
             if base is not None and not path.resolve().is_relative_to(base):
-                problems.append(Problem(message=f"{match!r} resolves outside the workspace and is refused", file=pattern))
+                problems.append(
+                    Problem(message=f"{pattern!r} resolves outside the workspace and is refused", file=pattern)
+                )
                 continue
             if path.is_dir():
                 if not glob.has_magic(full):
                     problems.append(Problem(message="is a directory, not an EvalRun file", file=pattern))
                 continue
             found.add(path)
-    return sorted(found, key=lambda p: str(p)), problems
+    return sorted(found, key=str), problems
 
 
 def display_name(path: Path, root: str | os.PathLike[str] | None) -> str:
@@ -247,15 +286,28 @@ def display_name(path: Path, root: str | os.PathLike[str] | None) -> str:
 
 
 def load_runs(patterns: Sequence[str], *, root: str | os.PathLike[str] | None = None) -> list[EvalRun]:
-    """Load every record from the files the patterns name; raise with every problem found."""
+    """Load every record from the files the patterns name; raise with every problem found.
+
+    Files are read in sorted order whatever order the patterns come in, so the
+    result (and every message) is the same for the same files.
+    """
     paths, problems = expand_paths(patterns, root=root)
+    sink = _Sink()
+    sink.problems.extend(problems)
     runs: list[EvalRun] = []
-    intern = _Interner()
     for path in paths:
-        file_runs, file_problems = _load_one(path, display_name(path, root), intern)
-        runs.extend(file_runs)
-        problems.extend(file_problems)
-    problems.extend(find_duplicates(runs))
-    if problems:
-        raise InvalidEvalRuns(problems)
+        runs.extend(_read_one(path, display_name(path, root), sink))
+    sink.problems.extend(_duplicates(sink.keys))
+    if sink.problems:
+        raise InvalidEvalRuns(sink.problems)
+    return runs
+
+
+def load_file(path: str | os.PathLike[str]) -> list[EvalRun]:
+    """Load one file (no glob expansion); raise :class:`InvalidEvalRuns` with every problem in it."""
+    sink = _Sink()
+    runs = _read_one(Path(path), Path(path).as_posix(), sink)
+    sink.problems.extend(_duplicates(sink.keys))
+    if sink.problems:
+        raise InvalidEvalRuns(sink.problems)
     return runs

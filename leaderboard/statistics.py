@@ -7,10 +7,10 @@ README) say what is resampled for each number.
 from __future__ import annotations
 
 import math
-from operator import attrgetter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from operator import attrgetter
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -73,19 +73,19 @@ def _check_parameters(b: int, alpha: float) -> None:
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
 
 
-def _column(runs: Sequence[EvalRun], name: str) -> list[object]:
+def _column(runs: Sequence[EvalRun], name: str) -> list[Any]:
     return list(map(attrgetter(name), runs))
 
 
-def _valid_strings(column: list[object]) -> set[str] | None:
+def _valid_strings(column: list[Any]) -> set[str] | None:
     """The distinct values, if every one is a non-empty string."""
     if not set(map(type, column)) <= {str}:
         return None
-    distinct = set(column)
-    return distinct if all(v.strip() for v in distinct) else None  # type: ignore[attr-defined]
+    distinct: set[str] = set(column)
+    return distinct if all(v.strip() for v in distinct) else None
 
 
-def _valid_numbers(column: list[object]) -> NDArray[np.float64] | None:
+def _valid_numbers(column: list[Any]) -> NDArray[np.float64] | None:
     # bool is excluded by exact type; numpy scalars and the like take the slow, thorough path.
     if not set(map(type, column)) <= {float, int}:
         return None
@@ -173,7 +173,7 @@ class _Engine:
     def exact(self, rows: Sequence[int], columns: NDArray[np.intp]) -> FloatArray:
         """Exact bootstrap means of the given models over the given tasks, on one keyed draw."""
         rng = keyed_rng(self.seed, [self._encoded[t] for t in columns])
-        return resampled_means(self.matrix.scores[np.ix_(rows, columns)], self.b, rng)
+        return resampled_means(self.matrix.scores[np.ix_(np.asarray(rows, dtype=np.intp), columns)], self.b, rng)
 
     def poisson(self, values: FloatArray, masks: NDArray[np.bool_]) -> FloatArray:
         """Poisson-weighted means of each row of ``values`` (zero outside its mask) over its mask.
@@ -248,7 +248,8 @@ class _Engine:
     def shared_counts(self) -> NDArray[np.int64]:
         """(models, models): how many tasks each pair of models both ran."""
         present = self.matrix.present.astype(np.float32)
-        return np.rint(present @ present.T).astype(np.int64)
+        counts: NDArray[np.int64] = np.rint(present @ present.T).astype(np.int64)
+        return counts
 
 
 # Poisson weights held at once (~8 MiB) and rows per matrix product.
@@ -288,7 +289,9 @@ def _rows(matrix: _Matrix, theta: FloatArray, alpha: float, rank_by: RankBy) -> 
     return rows, means
 
 
-def _pairs(matrix: _Matrix, engine: _Engine, theta: FloatArray, means: FloatArray, order: Sequence[int], alpha: float) -> list[PairwiseDiff]:
+def _pairs(
+    matrix: _Matrix, engine: _Engine, theta: FloatArray, means: FloatArray, order: Sequence[int], alpha: float
+) -> list[PairwiseDiff]:
     """Paired bootstrap of the difference for every pair, listed in leaderboard order.
 
     A pair is oriented so that ``model_a`` has the higher mean (then the smaller id):
@@ -306,7 +309,9 @@ def _pairs(matrix: _Matrix, engine: _Engine, theta: FloatArray, means: FloatArra
     for p, (a, b) in enumerate(listed):
         n_shared = int(counts[a, b])
         if n_shared == 0:
-            result.append(PairwiseDiff(matrix.model_ids[a], matrix.model_ids[b], 0, math.nan, math.nan, math.nan, False))
+            result.append(
+                PairwiseDiff(matrix.model_ids[a], matrix.model_ids[b], 0, math.nan, math.nan, math.nan, False)
+            )
             continue
         shared = matrix.present[a] & matrix.present[b]
         result.append(

@@ -123,8 +123,7 @@ def find_duplicates(runs: Iterable[object]) -> list[Problem]:
         problems.append(
             Problem(
                 message=(
-                    f"duplicate (model_id, task_id) = ({run.model_id!r}, {run.task_id!r}); "
-                    f"first seen at {earlier}"
+                    f"duplicate (model_id, task_id) = ({run.model_id!r}, {run.task_id!r}); first seen at {earlier}"
                 ),
                 field="task_id",
                 **_where(run.source, index),

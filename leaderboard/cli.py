@@ -1,0 +1,78 @@
+"""``leaderboard FILE_OR_GLOB...``: the same leaderboard as the action, on a laptop."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import __version__
+from .loading import load_runs
+from .rendering import render_json, render_report
+from .statistics import RANK_BY, analyse
+from .validation import InvalidEvalRuns
+
+
+def _alpha(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1 (exclusive), got {text}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")
+    return value
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="leaderboard",
+        description="Rank models from EvalRun files (.json, .jsonl, .csv) with bootstrap CIs, "
+        "win-rates, category means and pairwise significance.",
+    )
+    p.add_argument("files", nargs="+", metavar="FILE_OR_GLOB", help="EvalRun files or globs (quote globs)")
+    p.add_argument("--json", metavar="PATH", type=Path, help="also write the JSON report here")
+    p.add_argument("--alpha", type=_alpha, default=0.05, help="1 - confidence level (default 0.05: 95%% CIs)")
+    p.add_argument("--b", type=_positive_int, default=500, help="bootstrap resamples (default 500)")
+    p.add_argument("--seed", type=_int, default=0, help="random seed (default 0)")
+    p.add_argument("--rank-by", choices=RANK_BY, default="mean", help="ranking (default mean)")
+    p.add_argument("--title", default=None, help="a heading for the markdown")
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        runs = load_runs(args.files)
+    except InvalidEvalRuns as exc:
+        for problem in exc.problems:
+            print(problem, file=sys.stderr)
+        print(f"{len(exc.problems)} problem(s): no leaderboard was made.", file=sys.stderr)
+        return 1
+    board = analyse(runs, b=args.b, alpha=args.alpha, seed=args.seed, rank_by=args.rank_by)
+    if args.json is not None:
+        try:
+            args.json.write_text(render_json(board), encoding="utf-8")
+        except OSError as exc:
+            print(f"cannot write {args.json}: {exc.strerror or exc}", file=sys.stderr)
+            return 1
+    sys.stdout.write(render_report(board, title=args.title))
+    return 0

@@ -1,0 +1,293 @@
+"""Rendering: GitHub-flavoured markdown tables and the versioned JSON report.
+
+Every string that comes from the data (model ids, task ids, categories) goes
+through :func:`md_code`: it is shown as a code span, inside which GitHub makes
+no links, mentions, issue references, emphasis or HTML, and the characters that
+could still break out (a table pipe, a backtick run, a line break, control and
+bidi characters) are escaped.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+
+from .records import LeaderboardRow, PairwiseDiff
+from .resampling import EXACT_LIMIT
+from .statistics import MIN_SHARED_FOR_SIGNIFICANCE, Leaderboard
+
+REPORT_SCHEMA = "leaderboard-action/report"
+REPORT_SCHEMA_VERSION = 1
+MODEL_WIDTH = 20
+ELLIPSIS = "…"
+DASH = "—"
+
+
+def truncate(text: str, width: int = MODEL_WIDTH) -> str:
+    """At most ``width`` characters, the last an ellipsis when anything was cut."""
+    return text if len(text) <= width else text[: width - 1] + ELLIPSIS
+
+
+def _visible(ch: str) -> str:
+    # Line breaks would end the table row; control, format (bidi overrides, zero-width)
+    # and separator characters could hide or reorder text. Show them as escapes instead.
+    if ch in "\t ":
+        return " "
+    category = unicodedata.category(ch)
+    if category in ("Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"):
+        code = ord(ch)
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+    return ch
+
+
+def md_code(text: str) -> str:
+    """``text`` as an inline code span that is safe inside a GFM table cell."""
+    shown = "".join(_visible(ch) for ch in text).replace("|", "\\|")
+    longest = max((len(run) for run in re.findall(r"`+", shown)), default=0)
+    fence = "`" * (longest + 1)
+    # A space on each side keeps a leading/trailing backtick off the fence; CommonMark strips
+    # exactly one each side, so it does not show. An all-space span keeps its spaces.
+    if (
+        shown.startswith("`")
+        or shown.endswith("`")
+        or (shown.startswith(" ") and shown.endswith(" ") and shown.strip())
+    ):
+        shown = f" {shown} "
+    if not shown:
+        return DASH
+    return f"{fence}{shown}{fence}"
+
+
+def md_text(text: str) -> str:
+    """Free text (a title) made inert: every markdown-active character escaped, mentions broken."""
+    shown = "".join(_visible(ch) for ch in text)
+    shown = re.sub(r"([\\`*_{}\[\]()<>#+\-.!|~:&])", r"\\\1", shown)
+    # "@name" and "#123" would notify and link; a zero-width space after the sigil stops both.
+    shown = shown.replace("@", "@&#8203;")
+    # Extended autolinks start at "www." or "scheme:"; the escapes above already split both.
+    return shown
+
+
+def confidence_label(alpha: float) -> str:
+    """'95%' for alpha 0.05, '90%' for 0.1, '97.5%' for 0.025."""
+    return f"{(1.0 - alpha) * 100:.6g}%"
+
+
+def _num(value: float) -> str:
+    if math.isnan(value):
+        return DASH
+    text = f"{value:.2f}"
+    return "0.00" if text == "-0.00" else text
+
+
+def _row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def leaderboard_table(rows: Sequence[LeaderboardRow], alpha: float = 0.05, *, limit: int | None = None) -> str:
+    """The ranked table: ``| Rank | Model | Mean | NN% CI | Win rate | Tasks |``."""
+    lines = [
+        _row(["Rank", "Model", "Mean", f"{confidence_label(alpha)} CI", "Win rate", "Tasks"]),
+        "|-----:|-------|-----:|:------:|-----:|-----:|",
+    ]
+    for rank, row in enumerate(rows[:limit] if limit is not None else rows, start=1):
+        lines.append(
+            _row(
+                [
+                    str(rank),
+                    md_code(truncate(row.model_id)),
+                    _num(row.mean_score),
+                    f"{_num(row.mean_ci_lo)}-{_num(row.mean_ci_hi)}",
+                    _num(row.win_rate),
+                    str(row.tasks_completed),
+                ]
+            )
+        )
+    return "\n".join(lines)
+
+
+def full_ids(rows: Sequence[LeaderboardRow], *, limit: int | None = None) -> str:
+    """Rank → full model id, for the ids the tables had to cut ('' when none was cut)."""
+    shown = rows[:limit] if limit is not None else rows
+    cut = [(rank, row.model_id) for rank, row in enumerate(shown, start=1) if len(row.model_id) > MODEL_WIDTH]
+    if not cut:
+        return ""
+    # Not a numbered list: markdown would renumber 1, 2, 11 as 1, 2, 3.
+    return "\n".join(f"- rank {rank}: {md_code(model_id)}" for rank, model_id in cut)
+
+
+def categories_table(rows: Sequence[LeaderboardRow], categories: Sequence[str], *, limit: int | None = None) -> str:
+    """Model × category means; a dash where a model ran no task of a category."""
+    lines = [
+        _row(["Rank", "Model", *(md_code(c) for c in categories)]),
+        "|-----:|-------|" + "-----:|" * len(categories),
+    ]
+    for rank, row in enumerate(rows[:limit] if limit is not None else rows, start=1):
+        cells = [_num(row.categories[c]) if c in row.categories else DASH for c in categories]
+        lines.append(_row([str(rank), md_code(truncate(row.model_id)), *cells]))
+    return "\n".join(lines)
+
+
+def verdict(pair: PairwiseDiff) -> str:
+    if pair.n_shared == 0:
+        return "no shared task"
+    if pair.n_shared < MIN_SHARED_FOR_SIGNIFICANCE:
+        return f"tie (n < {MIN_SHARED_FOR_SIGNIFICANCE})"
+    return "**yes**" if pair.significant else "no"
+
+
+def _ranked(model_id: str, ranks: Mapping[str, int] | None) -> str:
+    shown = md_code(truncate(model_id))
+    return f"{shown} ({ranks[model_id]})" if ranks and model_id in ranks else shown
+
+
+def pairwise_table(
+    pairs: Sequence[PairwiseDiff], alpha: float = 0.05, *, ranks: Mapping[str, int] | None = None
+) -> str:
+    """Every pair: shared tasks, mean difference (A − B), its CI and the verdict.
+
+    With ``ranks``, each model is followed by its rank, which tells apart ids cut alike.
+    """
+    lines = [
+        _row(["Model A", "Model B", "Shared", "Δ mean (A − B)", f"{confidence_label(alpha)} CI", "Significant"]),
+        "|---------|---------|-------:|-------:|:------:|:-----------:|",
+    ]
+    for pair in pairs:
+        ci = DASH if pair.n_shared == 0 else f"[{_num(pair.ci_lo)}, {_num(pair.ci_hi)}]"
+        lines.append(
+            _row(
+                [
+                    _ranked(pair.model_a, ranks),
+                    _ranked(pair.model_b, ranks),
+                    str(pair.n_shared),
+                    _num(pair.mean_diff),
+                    ci,
+                    verdict(pair),
+                ]
+            )
+        )
+    return "\n".join(lines)
+
+
+def notes(board: Leaderboard) -> list[str]:
+    """What a reader must know to read the numbers right."""
+    out = [
+        f"Mean over each model's tasks; {confidence_label(board.alpha)} percentile bootstrap CI "
+        f"({board.b} resamples, seed {board.seed}). Win rate: share of a model's tasks on which it "
+        "has the top score (ties each win). Rows ranked by " + ("mean." if board.rank_by == "mean" else "win rate.")
+    ]
+    if board.pairs:
+        out.append(
+            "Pairwise: paired bootstrap of the per-task difference over the tasks both models ran; "
+            f"significant when the CI excludes 0. With fewer than {MIN_SHARED_FOR_SIGNIFICANCE} shared "
+            "tasks no test can reach 5%: treat such pairs as ties."
+        )
+    if board.weights_ignored:
+        out.append("Some runs carry a weight other than 1.0: weights are not applied yet, every task counts equally.")
+    return out
+
+
+def ranks_of(rows: Sequence[LeaderboardRow]) -> dict[str, int]:
+    return {row.model_id: rank for rank, row in enumerate(rows, start=1)}
+
+
+def render_markdown(
+    rows: Sequence[LeaderboardRow] | Leaderboard,
+    alpha: float = 0.05,
+    *,
+    pairs: Sequence[PairwiseDiff] | None = None,
+) -> str:
+    """The leaderboard table (and, given ``pairs`` or a :class:`Leaderboard`, the other tables)."""
+    if isinstance(rows, Leaderboard):
+        return render_report(rows)
+    parts = [leaderboard_table(rows, alpha)]
+    if pairs:
+        parts.append(pairwise_table(pairs, alpha))
+    return "\n\n".join(parts) + "\n"
+
+
+def render_report(board: Leaderboard, *, title: str | None = None) -> str:
+    """The full markdown: leaderboard, full ids, category means, pairwise table, notes."""
+    parts: list[str] = []
+    if title:
+        parts.append(f"## {md_text(title)}")
+    if not board.rows:
+        parts.append("_No eval runs: nothing to rank._")
+        return "\n\n".join(parts) + "\n"
+    parts.append(leaderboard_table(board.rows, board.alpha))
+    ids = full_ids(board.rows)
+    if ids:
+        parts.append("Full model ids:\n\n" + ids)
+    parts.append("### Mean by category\n\n" + categories_table(board.rows, board.categories))
+    if board.pairs:
+        parts.append(
+            "### Pairwise differences\n\n" + pairwise_table(board.pairs, board.alpha, ranks=ranks_of(board.rows))
+        )
+    parts.append("\n".join(f"- {note}" for note in notes(board)))
+    parts.append(f"<sub>{board.n_models} models · {board.n_tasks} tasks · {board.n_runs} runs</sub>")
+    return "\n\n".join(parts) + "\n"
+
+
+def _float(value: float) -> float | None:
+    return None if math.isnan(value) else value
+
+
+def report_dict(board: Leaderboard) -> dict[str, object]:
+    """The JSON report as a dict (schema: docs/report-schema.md)."""
+    return {
+        "schema": REPORT_SCHEMA,
+        "schema_version": REPORT_SCHEMA_VERSION,
+        "parameters": {
+            "alpha": board.alpha,
+            "confidence": 1.0 - board.alpha,
+            "bootstrap_samples": board.b,
+            "seed": board.seed,
+            "rank_by": board.rank_by,
+            "exact_bootstrap_max_tasks": EXACT_LIMIT,
+            "min_shared_for_significance": MIN_SHARED_FOR_SIGNIFICANCE,
+        },
+        "counts": {
+            "runs": board.n_runs,
+            "models": board.n_models,
+            "tasks": board.n_tasks,
+            "categories": len(board.categories),
+            "pairs": len(board.pairs),
+        },
+        "weights_applied": False,
+        "weights_ignored": board.weights_ignored,
+        "categories": list(board.categories),
+        "rows": [
+            {
+                "rank": rank,
+                "model_id": row.model_id,
+                "mean_score": row.mean_score,
+                "mean_ci_lo": row.mean_ci_lo,
+                "mean_ci_hi": row.mean_ci_hi,
+                "win_rate": row.win_rate,
+                "tasks_completed": row.tasks_completed,
+                "categories": dict(row.categories),
+            }
+            for rank, row in enumerate(board.rows, start=1)
+        ],
+        "pairs": [
+            {
+                "model_a": p.model_a,
+                "model_b": p.model_b,
+                "n_shared": p.n_shared,
+                "mean_diff": _float(p.mean_diff),
+                "ci_lo": _float(p.ci_lo),
+                "ci_hi": _float(p.ci_hi),
+                "significant": p.significant,
+                "enough_shared": p.n_shared >= MIN_SHARED_FOR_SIGNIFICANCE,
+            }
+            for p in board.pairs
+        ],
+    }
+
+
+def render_json(board: Leaderboard) -> str:
+    """The JSON report: full precision, stable key order, no NaN (null instead)."""
+    return json.dumps(report_dict(board), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
