@@ -1,0 +1,53 @@
+"""The command line, run as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import EXAMPLE, ROOT
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "leaderboard", *args], capture_output=True, text=True, cwd=ROOT)
+
+
+def test_prints_the_leaderboard_for_the_example() -> None:
+    done = cli(str(EXAMPLE))
+    assert done.returncode == 0, done.stderr
+    assert "| Rank | Model | Mean | 95% CI | Win rate | Tasks |" in done.stdout
+    assert "### Pairwise differences" in done.stdout
+
+
+def test_writes_the_json_report_and_takes_the_parameters(tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    done = cli(str(EXAMPLE), "--json", str(out), "--alpha", "0.1", "--b", "100", "--seed", "3", "--rank-by", "win-rate")
+    assert done.returncode == 0, done.stderr
+    assert "| 90% CI |" in done.stdout
+    params = json.loads(out.read_text())["parameters"]
+    assert (params["alpha"], params["bootstrap_samples"], params["seed"], params["rank_by"]) == (0.1, 100, 3, "win-rate")
+
+
+def test_invalid_input_lists_every_problem_and_exits_1_without_a_traceback(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.csv"
+    bad.write_text("model_id,task_id,metric_name,score\nm,t,acc,1.5\nm,t,acc,0.5\n")
+    done = cli(str(bad))
+    assert done.returncode == 1 and done.stdout == ""
+    assert f"{bad}:2: score: 1.5 is outside [0, 1]" in done.stderr
+    assert f"{bad}:3: task_id: duplicate" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_bad_option_is_a_usage_error_not_a_traceback() -> None:
+    done = cli(str(EXAMPLE), "--alpha", "2")
+    assert done.returncode == 2 and "--alpha" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_same_input_in_another_file_order_gives_byte_identical_output(tmp_path: Path) -> None:
+    lines = EXAMPLE.read_text().splitlines(keepends=True)
+    (tmp_path / "a.jsonl").write_text("".join(lines[::2]))
+    (tmp_path / "b.jsonl").write_text("".join(reversed(lines[1::2])))
+    split = cli(str(tmp_path / "b.jsonl"), str(tmp_path / "a.jsonl"))
+    assert split.stdout == cli(str(EXAMPLE)).stdout
