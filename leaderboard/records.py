@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class Source:
     """Where a record came from, so every problem can point at it."""
 
@@ -17,7 +17,7 @@ class Source:
         return f"{self.file}:{self.line}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EvalRun:
     """One model's score on one task, as the eval runner emits it."""
 

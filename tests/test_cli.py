@@ -27,7 +27,12 @@ def test_writes_the_json_report_and_takes_the_parameters(tmp_path: Path) -> None
     assert done.returncode == 0, done.stderr
     assert "| 90% CI |" in done.stdout
     params = json.loads(out.read_text())["parameters"]
-    assert (params["alpha"], params["bootstrap_samples"], params["seed"], params["rank_by"]) == (0.1, 100, 3, "win-rate")
+    assert (params["alpha"], params["bootstrap_samples"], params["seed"], params["rank_by"]) == (
+        0.1,
+        100,
+        3,
+        "win-rate",
+    )
 
 
 def test_invalid_input_lists_every_problem_and_exits_1_without_a_traceback(tmp_path: Path) -> None:

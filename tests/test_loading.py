@@ -104,7 +104,7 @@ def test_a_duplicate_is_reported_even_when_the_record_has_another_problem(tmp_pa
 
 
 def test_truncated_json_is_an_error_at_the_line_it_breaks(tmp_path: Path) -> None:
-    f = write(tmp_path / "r.json", "[\n" + json.dumps(RECORD) + ",\n{\"model_id\": ")
+    f = write(tmp_path / "r.json", "[\n" + json.dumps(RECORD) + ',\n{"model_id": ')
     (problem,) = problems_of([str(f)])
     assert problem.startswith(f"{f}:3: invalid JSON")
 
@@ -116,12 +116,18 @@ def test_a_truncated_jsonl_line_is_an_error(tmp_path: Path) -> None:
 
 
 def test_non_utf8_is_an_error_naming_the_file(tmp_path: Path) -> None:
-    f = write(tmp_path / "r.jsonl", json.dumps({**RECORD, "model_id": "modèle"}, ensure_ascii=False) + "\n", encoding="latin-1")
+    f = write(
+        tmp_path / "r.jsonl",
+        json.dumps({**RECORD, "model_id": "modèle"}, ensure_ascii=False) + "\n",
+        encoding="latin-1",
+    )
     (problem,) = problems_of([str(f)])
     assert problem.startswith(f"{f}: not UTF-8")
 
 
-@pytest.mark.parametrize("name,text", [("e.jsonl", ""), ("e.json", "[]"), ("e.csv", "model_id,task_id,metric_name,score\n")])
+@pytest.mark.parametrize(
+    "name,text", [("e.jsonl", ""), ("e.json", "[]"), ("e.csv", "model_id,task_id,metric_name,score\n")]
+)
 def test_a_file_with_no_records_is_an_error(tmp_path: Path, name: str, text: str) -> None:
     f = write(tmp_path / name, text)
     (problem,) = problems_of([str(f)])
