@@ -1,0 +1,187 @@
+"""The GitHub Action: a thin shell that loads, analyses, renders and publishes.
+
+Computing (load, analyse, render) is the library's; this module only reads the
+runner's environment, writes the files and outputs a later step reads, and
+hands the comment to :mod:`leaderboard.github_api`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from github import Github
+
+from .comment import comment_body, full_markdown, problems_markdown, rejected_body, summary_markdown
+from .event import pull_request_number
+from .github_api import CommentOutcome, CommentRefused, CommentThread, GitHubUnavailable, make_client
+from .loading import load_runs
+from .rendering import leaderboard_table, md_text, render_json
+from .settings import Settings, SettingsError, parse_settings
+from .statistics import analyse
+from .validation import InvalidEvalRuns, Problem
+from .workflow import SUMMARY_LIMIT, add_mask, annotate, append_summary, set_outputs
+
+ClientFactory = Callable[[str, str], Github]
+OUTPUT_DIR = ".leaderboard"
+MAX_SUMMARY_PROBLEMS = 2_000
+
+REFUSED_HELP = (
+    "GitHub refused to write the leaderboard comment ({reason}). The token needs "
+    "`permissions: pull-requests: write` in the workflow. A pull request from a fork gets a read-only "
+    "token whatever the workflow asks: run this action from a separate `workflow_run` workflow with "
+    "`pr-number` set (see the README's fork recipe). The leaderboard is in this job's summary."
+)
+
+
+def main(environ: Mapping[str, str] | None = None, *, client_factory: ClientFactory = make_client) -> int:
+    """Run the action; return the exit status. Never raises."""
+    env = os.environ if environ is None else environ
+    token = env.get("INPUT_GITHUB-TOKEN", "")
+    add_mask(token)
+    try:
+        return _run(env, client_factory)
+    except Exception as exc:  # the last line of defence: one clear line, no traceback
+        message = f"{type(exc).__name__}: {exc}".replace(token, "***") if token else f"{type(exc).__name__}: {exc}"
+        annotate("error", f"leaderboard-action failed unexpectedly: {message}", title="Unexpected error")
+        if env.get("RUNNER_DEBUG") == "1":
+            traceback.print_exc()
+        else:
+            print("Re-run with debug logging (RUNNER_DEBUG=1) for the traceback.")
+        return 1
+
+
+def _run(env: Mapping[str, str], client_factory: ClientFactory) -> int:
+    try:
+        settings = parse_settings(env)
+    except SettingsError as exc:
+        for problem in exc.problems:
+            annotate("error", problem, title="Invalid input")
+        return 1
+
+    try:
+        runs = load_runs(settings.runs, root=settings.workspace)
+    except InvalidEvalRuns as exc:
+        return _reject(settings, exc.problems, client_factory)
+
+    board = analyse(
+        runs, b=settings.bootstrap_samples, alpha=settings.alpha, seed=settings.seed, rank_by=settings.rank_by
+    )
+    out_dir = Path(settings.workspace) / OUTPUT_DIR / settings.comment_key.replace("/", "-")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "report.json").write_text(render_json(board), encoding="utf-8")
+    (out_dir / "leaderboard.md").write_text(full_markdown(board, title=settings.title), encoding="utf-8")
+    relative = out_dir.relative_to(
+        settings.workspace
+    ).as_posix()  # paths later steps can use, in or out of the container
+    outputs = {
+        "report": f"{relative}/report.json",
+        "markdown": f"{relative}/leaderboard.md",
+        "top-model": board.rows[0].model_id if board.rows else "",
+        "models": str(board.n_models),
+        "tasks": str(board.n_tasks),
+        "comment-id": "",
+        "comment-url": "",
+    }
+    summary = summary_markdown(board, title=settings.title)
+    append_summary(settings.summary_path, summary.text)
+    print(f"{board.n_models} models, {board.n_tasks} tasks, {board.n_runs} runs.")
+    print(leaderboard_table(board.rows, board.alpha))
+    print(f"Report: {outputs['report']}; markdown: {outputs['markdown']}")
+
+    status = 0
+    number = _pull_request(settings)
+    if number is None:
+        annotate(
+            "notice", "No pull request for this event: the leaderboard is in the job summary.", title="Leaderboard"
+        )
+    elif settings.comment == "off":
+        print("comment: off — no PR comment written.")
+    else:
+        body = comment_body(board, key=settings.comment_key, title=settings.title, run_url=settings.run_url).text
+        outcome, status = _publish(settings, number, client_factory, lambda t: t.upsert(body))
+        if outcome is not None and outcome.comment_id is not None:
+            outputs["comment-id"] = str(outcome.comment_id)
+            outputs["comment-url"] = outcome.url or ""
+    set_outputs(settings.output_path, outputs)
+    return status
+
+
+def _pull_request(settings: Settings) -> int | None:
+    payload: Any = {}
+    if settings.event_path:
+        try:
+            payload = json.loads(Path(settings.event_path).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            annotate("warning", f"cannot read the event payload {settings.event_path}: {exc}", title="Event")
+    return pull_request_number(settings.event_name, payload if isinstance(payload, dict) else {}, settings.pr_number)
+
+
+def _publish(
+    settings: Settings,
+    number: int,
+    client_factory: ClientFactory,
+    act: Callable[[CommentThread], CommentOutcome],
+) -> tuple[CommentOutcome | None, int]:
+    """Do ``act`` on the PR's comment thread; (outcome, exit status)."""
+    if not settings.github_token:
+        annotate("warning", "input 'github-token' is empty: no PR comment written.", title="Leaderboard comment")
+        return None, 0
+    if not settings.repository:
+        annotate("error", "GITHUB_REPOSITORY is not set: cannot tell which repository the PR is in.")
+        return None, 1
+    try:
+        thread = CommentThread(
+            client_factory(settings.github_token, settings.api_url),
+            settings.repository,
+            number,
+            settings.comment_key,
+        )
+        outcome = act(thread)
+    except CommentRefused as exc:
+        annotate("warning", REFUSED_HELP.format(reason=str(exc)), title="Leaderboard comment not written")
+        return None, 0
+    except GitHubUnavailable as exc:
+        annotate("error", f"could not update the PR comment: {exc}", title="GitHub API")
+        return None, 1
+    what = {"created": "Created", "updated": "Updated", "unchanged": "Unchanged", "absent": "No"}[outcome.action]
+    print(f"{what} leaderboard comment{f' {outcome.url}' if outcome.url else ''} on PR {number}.")
+    if outcome.duplicates_deleted:
+        print(f"Deleted {outcome.duplicates_deleted} duplicate leaderboard comment(s) of this action.")
+    return outcome, 0
+
+
+def _reject(settings: Settings, problems: Sequence[Problem], client_factory: ClientFactory) -> int:
+    """Invalid EvalRun data: an annotation per problem, the list in log and summary, exit 1."""
+    for p in problems:
+        annotate(
+            "error", p.message, file=p.file, line=p.line, title=f"Invalid EvalRun{f': {p.field}' if p.field else ''}"
+        )
+    print(f"{len(problems)} problem(s) in the EvalRun files:", file=sys.stdout)
+    for p in problems:
+        print(f"  {p}")
+    shown = problems[:MAX_SUMMARY_PROBLEMS]
+    heading = md_text(settings.title or "Leaderboard")
+    summary = (
+        f"## {heading}: eval run rejected\n\n{len(problems)} problem(s) in the EvalRun files.\n\n"
+        + problems_markdown(shown, limit=None)
+    )
+    if len(summary.encode()) > SUMMARY_LIMIT - 1024:
+        summary = summary.encode()[: SUMMARY_LIMIT - 1024].decode("utf-8", "ignore").rsplit("\n", 1)[0]
+        summary += "\n\n…the full list is in the step log."
+    append_summary(settings.summary_path, summary)
+
+    number = _pull_request(settings)
+    outputs = {"comment-id": "", "comment-url": ""}
+    if number is not None and settings.comment == "update":
+        body = rejected_body(problems, key=settings.comment_key, title=settings.title, run_url=settings.run_url)
+        outcome, _ = _publish(settings, number, client_factory, lambda t: t.replace_existing(body))
+        if outcome is not None and outcome.comment_id is not None:
+            outputs = {"comment-id": str(outcome.comment_id), "comment-url": outcome.url or ""}
+    set_outputs(settings.output_path, outputs)
+    return 1

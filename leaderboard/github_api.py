@@ -1,0 +1,229 @@
+"""The sticky PR comment, kept through PyGithub.
+
+PyGithub is configured deliberately (see :func:`make_client`): reads and
+idempotent writes are retried on 5xx with backoff, a POST never is (a retried
+create can post the comment twice), rate limits are waited out only up to a
+bound, and requests are not paced beyond GitHub's advice for writes. A create
+that fails mid-flight is followed by a look for the marker before any second
+try, so no duplicate appears. Only comments written by the token's own
+identity are ever edited or deleted.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import requests
+from github import Auth, Github, GithubException, GithubRetry
+from github.IssueComment import IssueComment
+
+from .comment import marker, same_content
+
+# The identity behind the workflow's GITHUB_TOKEN, for which GET /user answers 403.
+ACTIONS_BOT = "github-actions[bot]"
+REQUEST_TIMEOUT = 8  # seconds per HTTP request
+DEADLINE = 50.0  # seconds for the whole comment update: under a minute, as promised
+CREATE_ATTEMPTS = 3
+MAX_WAIT = 20.0  # longest single wait for a rate limit or backoff
+
+
+class CommentRefused(Exception):
+    """GitHub refused access (401/403/404): typically a read-only token on a fork's PR."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(f"HTTP {status}: {message}")
+        self.status = status
+
+
+class GitHubUnavailable(Exception):
+    """GitHub kept failing (5xx, rate limits, network) until the deadline."""
+
+
+@dataclass(frozen=True)
+class CommentOutcome:
+    action: str  # "created", "updated", "unchanged", or "absent" (nothing to update)
+    comment_id: int | None = None
+    url: str | None = None
+    duplicates_deleted: int = 0
+
+
+def make_client(token: str, api_url: str) -> Github:
+    retry = GithubRetry(
+        total=2,
+        backoff_factor=0.5,
+        status_forcelist=list(range(500, 600)),
+        # No POST: a create retried after a lost response would post a second comment.
+        allowed_methods=frozenset({"GET", "HEAD", "OPTIONS", "PATCH", "PUT", "DELETE"}),
+        secondary_rate_wait=5,
+        max_rate_limit_wait=MAX_WAIT,
+        backoff_max=MAX_WAIT,
+    )
+    return Github(
+        auth=Auth.Token(token),
+        base_url=api_url.rstrip("/"),
+        timeout=REQUEST_TIMEOUT,
+        per_page=100,
+        retry=retry,
+        lazy=True,  # no GET of the repository or the issue: their URLs are all we need
+        seconds_between_requests=None,
+        seconds_between_writes=1.0,
+    )
+
+
+def _message(exc: GithubException) -> str:
+    data = exc.data
+    if isinstance(data, dict) and data.get("message"):
+        return str(data["message"])
+    return str(exc.data or "")
+
+
+def _rate_limit_wait(exc: GithubException) -> float | None:
+    """Seconds to wait when the failure is a rate limit, else None."""
+    headers = {k.lower(): v for k, v in (exc.headers or {}).items()}
+    if exc.status not in (403, 429):
+        return None
+    if "retry-after" in headers:
+        try:
+            return float(headers["retry-after"])
+        except ValueError:
+            return 60.0
+    if headers.get("x-ratelimit-remaining") == "0":
+        try:
+            return max(0.0, float(headers.get("x-ratelimit-reset", "0")) - time.time())
+        except ValueError:
+            return 60.0
+    return None
+
+
+def _refusal(exc: GithubException) -> CommentRefused | None:
+    if exc.status in (401, 403, 404) and _rate_limit_wait(exc) is None:
+        return CommentRefused(exc.status, _message(exc))
+    return None
+
+
+class CommentThread:
+    """One PR's comments, as seen by one token, for one ``comment-key``."""
+
+    def __init__(
+        self,
+        gh: Github,
+        repository: str,
+        number: int,
+        key: str,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._gh = gh
+        self._issue = gh.get_repo(repository).get_issue(number)
+        self._marker = marker(key)
+        self._sleep = sleep
+        self._clock = clock
+        self._deadline = clock() + DEADLINE
+        self._identity: str | None = None
+
+    def _call(self, what: str, fn: Callable[[], Any]) -> Any:
+        """Run one API call, turning PyGithub's and requests' failures into ours."""
+        if self._clock() > self._deadline:
+            raise GitHubUnavailable(f"gave up before {what}: GitHub has not answered in time")
+        try:
+            return fn()
+        except GithubException as exc:
+            refused = _refusal(exc)
+            if refused is not None:
+                raise refused from exc
+            raise GitHubUnavailable(f"{what} failed: HTTP {exc.status}: {_message(exc)}") from exc
+        except requests.RequestException as exc:
+            # Retries exhausted (RetryError), connection refused, timeout.
+            raise GitHubUnavailable(f"{what} failed: {type(exc).__name__}") from exc
+
+    def identity(self) -> str:
+        """The token's login; the Actions bot when GET /user is forbidden (the workflow token)."""
+        if self._identity is None:
+            try:
+                self._identity = str(self._gh.get_user().login)
+            except GithubException as exc:
+                if exc.status not in (401, 403, 404):
+                    raise GitHubUnavailable(f"GET /user failed: HTTP {exc.status}: {_message(exc)}") from exc
+                self._identity = ACTIONS_BOT
+            except requests.RequestException as exc:
+                raise GitHubUnavailable(f"GET /user failed: {type(exc).__name__}") from exc
+        return self._identity
+
+    def own_comments(self) -> list[IssueComment]:
+        """This key's comments by this identity, oldest first. Others' copies of the marker don't count."""
+        me = self.identity()
+        comments = self._call("listing the PR's comments", lambda: list(self._issue.get_comments()))
+        mine = [
+            c
+            for c in comments
+            if (c.body or "").split("\n", 1)[0].strip() == self._marker and c.user is not None and c.user.login == me
+        ]
+        return sorted(mine, key=lambda c: (c.created_at, c.id))
+
+    def _dedupe(self, mine: list[IssueComment]) -> int:
+        """A race left several: keep the oldest, delete the rest (ours alone)."""
+        for extra in mine[1:]:
+            self._call(f"deleting duplicate comment {extra.id}", extra.delete)
+        return len(mine) - 1
+
+    def upsert(self, body: str) -> CommentOutcome:
+        """Edit this key's comment, or create it; send nothing when the content is unchanged."""
+        mine = self.own_comments()
+        if mine:
+            deleted = self._dedupe(mine)
+            keep = mine[0]
+            if same_content(keep.body or "", body):
+                return CommentOutcome("unchanged", keep.id, keep.html_url, deleted)
+            self._call(f"editing comment {keep.id}", lambda: keep.edit(body))
+            return CommentOutcome("updated", keep.id, keep.html_url, deleted)
+        return self._create(body)
+
+    def replace_existing(self, body: str) -> CommentOutcome:
+        """Overwrite this key's comment if there is one; never create one."""
+        mine = self.own_comments()
+        if not mine:
+            return CommentOutcome("absent")
+        deleted = self._dedupe(mine)
+        keep = mine[0]
+        if same_content(keep.body or "", body):
+            return CommentOutcome("unchanged", keep.id, keep.html_url, deleted)
+        self._call(f"editing comment {keep.id}", lambda: keep.edit(body))
+        return CommentOutcome("updated", keep.id, keep.html_url, deleted)
+
+    def _create(self, body: str) -> CommentOutcome:
+        failure = "out of time"
+        for attempt in range(1, CREATE_ATTEMPTS + 1):
+            if self._clock() > self._deadline:
+                break
+            try:
+                created = self._issue.create_comment(body)
+                return CommentOutcome("created", created.id, created.html_url)
+            except GithubException as exc:
+                refused = _refusal(exc)
+                if refused is not None:
+                    raise refused from exc
+                if exc.status == 422:
+                    raise GitHubUnavailable(f"GitHub rejected the comment: {_message(exc)}") from exc
+                wait = _rate_limit_wait(exc)
+                failure = f"HTTP {exc.status}: {_message(exc)}"
+            except requests.RequestException as exc:
+                wait, failure = None, type(exc).__name__
+            # The create may have gone through before the failure: look before posting again.
+            mine = self.own_comments()
+            if mine:
+                deleted = self._dedupe(mine)
+                keep = mine[0]
+                if not same_content(keep.body or "", body):
+                    self._call(f"editing comment {keep.id}", partial(keep.edit, body))
+                return CommentOutcome("created", keep.id, keep.html_url, deleted)
+            if attempt < CREATE_ATTEMPTS:
+                delay = min(MAX_WAIT, wait if wait is not None else 2.0 ** (attempt - 1))
+                if self._clock() + delay > self._deadline:
+                    break
+                self._sleep(delay)
+        raise GitHubUnavailable(f"creating the comment failed {CREATE_ATTEMPTS} times; last: {failure}")

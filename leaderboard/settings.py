@@ -1,0 +1,173 @@
+"""The action's settings, parsed once from the environment into a frozen dataclass."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from .statistics import RANK_BY, RankBy
+
+# Defaults for inputs the runner did not pass (a local run); action.yml declares the same
+# (tests/test_settings.py holds the two together).
+DEFAULTS: dict[str, str] = {
+    "github-token": "${{ github.token }}",
+    "comment": "update",
+    "comment-key": "leaderboard",
+    "title": "Model leaderboard",
+    "alpha": "0.05",
+    "bootstrap-samples": "500",
+    "seed": "0",
+    "rank-by": "mean",
+    "pr-number": "",
+}
+INPUTS = ("runs", *DEFAULTS)
+COMMENT_MODES = ("update", "off")
+MAX_BOOTSTRAP_SAMPLES = 100_000
+_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,99}")
+
+
+class SettingsError(Exception):
+    """Every invalid input, each message naming its input."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class Settings:
+    runs: tuple[str, ...]
+    github_token: str
+    comment: Literal["update", "off"]
+    comment_key: str
+    title: str
+    alpha: float
+    bootstrap_samples: int
+    seed: int
+    rank_by: RankBy
+    pr_number: int | None
+    # From the runner's environment.
+    workspace: str
+    event_name: str
+    event_path: str | None
+    repository: str | None
+    api_url: str
+    server_url: str
+    run_id: str | None
+    output_path: str | None
+    summary_path: str | None
+    debug: bool
+
+    @property
+    def run_url(self) -> str | None:
+        if not (self.repository and self.run_id):
+            return None
+        return f"{self.server_url.rstrip('/')}/{self.repository}/actions/runs/{self.run_id}"
+
+    def __repr__(self) -> str:  # the token must never reach a log through a repr
+        return f"Settings(runs={self.runs!r}, comment={self.comment!r}, comment_key={self.comment_key!r}, ...)"
+
+
+def _input(environ: Mapping[str, str], name: str) -> str:
+    # The runner passes inputs as INPUT_<NAME>, upper-cased, hyphens kept.
+    value = environ.get(f"INPUT_{name.upper()}")
+    if value is None:
+        value = DEFAULTS.get(name, "")
+        if value.startswith("${{"):
+            value = ""
+    return value.strip()
+
+
+def split_patterns(text: str) -> tuple[str, ...]:
+    """Newline- or comma-separated paths and globs."""
+    return tuple(p.strip() for p in re.split(r"[\n,]", text) if p.strip())
+
+
+def parse_settings(environ: Mapping[str, str]) -> Settings:
+    """Read and check every input; raise :class:`SettingsError` naming each bad one."""
+    problems: list[str] = []
+
+    runs = split_patterns(_input(environ, "runs"))
+    if not runs:
+        problems.append("input 'runs' is required: newline- or comma-separated paths or globs of EvalRun files")
+
+    comment = _input(environ, "comment")
+    if comment not in COMMENT_MODES:
+        problems.append(f"input 'comment' must be one of {', '.join(COMMENT_MODES)}, got {comment!r}")
+
+    key = _input(environ, "comment-key")
+    if not _KEY.fullmatch(key):
+        problems.append(
+            "input 'comment-key' must be 1-100 characters of letters, digits, '.', '_', '-' or '/', "
+            f"starting with a letter or digit, got {key!r}"
+        )
+
+    alpha = 0.05
+    alpha_text = _input(environ, "alpha")
+    try:
+        alpha = float(alpha_text)
+        if not 0.0 < alpha < 1.0:
+            raise ValueError
+    except ValueError:
+        problems.append(f"input 'alpha' must be a number between 0 and 1 (exclusive), got {alpha_text!r}")
+
+    samples = 500
+    samples_text = _input(environ, "bootstrap-samples")
+    try:
+        samples = int(samples_text)
+        if not 1 <= samples <= MAX_BOOTSTRAP_SAMPLES:
+            raise ValueError
+    except ValueError:
+        problems.append(
+            f"input 'bootstrap-samples' must be an integer from 1 to {MAX_BOOTSTRAP_SAMPLES}, got {samples_text!r}"
+        )
+
+    seed = 0
+    seed_text = _input(environ, "seed")
+    try:
+        seed = int(seed_text)
+        if seed < 0:
+            raise ValueError
+    except ValueError:
+        problems.append(f"input 'seed' must be a non-negative integer, got {seed_text!r}")
+
+    rank_by = _input(environ, "rank-by")
+    if rank_by not in RANK_BY:
+        problems.append(f"input 'rank-by' must be one of {', '.join(RANK_BY)}, got {rank_by!r}")
+
+    pr_number: int | None = None
+    pr_text = _input(environ, "pr-number")
+    if pr_text:
+        try:
+            pr_number = int(pr_text)
+            if pr_number < 1:
+                raise ValueError
+        except ValueError:
+            problems.append(f"input 'pr-number' must be a positive integer (or empty), got {pr_text!r}")
+
+    if problems:
+        raise SettingsError(problems)
+    return Settings(
+        runs=runs,
+        github_token=_input(environ, "github-token"),
+        comment=comment,  # type: ignore[arg-type]
+        comment_key=key,
+        title=_input(environ, "title"),
+        alpha=alpha,
+        bootstrap_samples=samples,
+        seed=seed,
+        rank_by=rank_by,  # type: ignore[arg-type]
+        pr_number=pr_number,
+        workspace=environ.get("GITHUB_WORKSPACE") or ".",
+        event_name=environ.get("GITHUB_EVENT_NAME", ""),
+        event_path=environ.get("GITHUB_EVENT_PATH") or None,
+        repository=environ.get("GITHUB_REPOSITORY") or None,
+        api_url=environ.get("GITHUB_API_URL") or "https://api.github.com",
+        server_url=environ.get("GITHUB_SERVER_URL") or "https://github.com",
+        run_id=environ.get("GITHUB_RUN_ID") or None,
+        output_path=environ.get("GITHUB_OUTPUT") or None,
+        summary_path=environ.get("GITHUB_STEP_SUMMARY") or None,
+        debug=environ.get("RUNNER_DEBUG") == "1",
+    )

@@ -1,0 +1,74 @@
+"""GitHub Actions workflow commands and files: annotations, masks, outputs, the job summary.
+
+Escaping follows the runner's rules (actions/toolkit ``command.ts``): in a
+message ``%``, CR and LF are percent-encoded; in a property ``:`` and ``,`` too.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+from collections.abc import Mapping
+from typing import TextIO
+
+SUMMARY_LIMIT = 1024 * 1024  # bytes GitHub accepts in one step's summary
+
+
+def escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def command(name: str, message: str, properties: Mapping[str, object] | None = None) -> str:
+    props = ",".join(f"{k}={escape_property(str(v))}" for k, v in (properties or {}).items() if v is not None)
+    return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
+
+
+def annotate(
+    level: str,
+    message: str,
+    *,
+    file: str | None = None,
+    line: int | None = None,
+    title: str | None = None,
+    out: TextIO | None = None,
+) -> None:
+    """Print an ``::error``/``::warning``/``::notice`` annotation."""
+    print(command(level, message, {"file": file, "line": line, "title": title}), file=out or sys.stdout, flush=True)
+
+
+def add_mask(value: str, out: TextIO | None = None) -> None:
+    """Ask the runner to hide ``value`` in every later log line."""
+    if value:
+        for part in value.splitlines() or [value]:
+            print(command("add-mask", part), file=out or sys.stdout, flush=True)
+
+
+def set_outputs(path: str | None, outputs: Mapping[str, str]) -> None:
+    """Append outputs to ``$GITHUB_OUTPUT``; multi-line values use a random heredoc delimiter."""
+    if not path:
+        return
+    with open(path, "a", encoding="utf-8") as handle:
+        for name, value in outputs.items():
+            if "\n" in value or "\r" in value:
+                delimiter = f"ghadelimiter_{secrets.token_hex(16)}"
+                handle.write(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
+            else:
+                handle.write(f"{name}={value}\n")
+
+
+def append_summary(path: str | None, markdown: str) -> bool:
+    """Append to ``$GITHUB_STEP_SUMMARY``; False when there is no summary file."""
+    if not path:
+        return False
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(markdown if markdown.endswith("\n") else markdown + "\n")
+    return True
+
+
+def debug_enabled(environ: Mapping[str, str] = os.environ) -> bool:
+    return environ.get("RUNNER_DEBUG") == "1" or environ.get("ACTIONS_STEP_DEBUG", "").lower() == "true"
