@@ -11,6 +11,7 @@ identity are ever edited or deleted.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -144,6 +145,10 @@ class CommentThread:
     def identity(self) -> str:
         """The token's login; the Actions bot when GET /user is forbidden (the workflow token)."""
         if self._identity is None:
+            # The expected 403 is not news: keep PyGithub's retry logger from printing it.
+            quiet = logging.getLogger("github.GithubRetry")
+            level = quiet.level
+            quiet.setLevel(logging.ERROR)
             try:
                 self._identity = str(self._gh.get_user().login)
             except GithubException as exc:
@@ -152,6 +157,8 @@ class CommentThread:
                 self._identity = ACTIONS_BOT
             except requests.RequestException as exc:
                 raise GitHubUnavailable(f"GET /user failed: {type(exc).__name__}") from exc
+            finally:
+                quiet.setLevel(level)
         return self._identity
 
     def own_comments(self) -> list[IssueComment]:

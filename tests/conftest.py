@@ -33,3 +33,12 @@ def realdata(name: str) -> Path:
     if not path.exists():
         pytest.skip(f"{path} is not here (../shared beside the repo)")
     return path
+
+
+@pytest.fixture
+def fake_github():
+    from fakegithub import FakeGitHub
+
+    fake = FakeGitHub().start()
+    yield fake
+    fake.stop()

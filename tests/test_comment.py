@@ -1,0 +1,106 @@
+"""The comment body: marker, footer, and the size budget that never cuts inside a table."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from conftest import demo_suite, run
+
+from leaderboard import analyse
+from leaderboard.comment import (
+    COMMENT_LIMIT,
+    comment_body,
+    comment_length,
+    compose,
+    full_markdown,
+    marker,
+    rejected_body,
+    same_content,
+    summary_markdown,
+)
+from leaderboard.validation import Problem
+
+
+def big_board(models: int, tasks: int = 30, pairs: bool = True):
+    rng = np.random.default_rng(0)
+    runs = [
+        run(f"organisation-{m:03d}/some-long-model-name-v{m}", f"t{t}", float(rng.random()), f"category-{t % 9}")
+        for m in range(models)
+        for t in range(tasks)
+    ]
+    return analyse(runs, b=50, pairs=pairs)
+
+
+def tables_are_whole(text: str) -> bool:
+    """Every table keeps its header, separator and rows of the same width."""
+    for block in re.split(r"\n\n+", text):
+        lines = [line for line in block.splitlines() if line.startswith("|")]
+        if lines and (len(lines) < 2 or not set(lines[1]) <= set("|-: ")):
+            return False
+        if len({line.replace("\\|", "").count("|") for line in lines}) > 1:
+            return False
+    return True
+
+
+def test_the_marker_is_the_first_line() -> None:
+    body = comment_body(analyse(demo_suite()), key="gpu/a100", title="Evals", run_url=None).text
+    assert body.split("\n", 1)[0] == marker("gpu/a100") == "<!-- leaderboard-action:gpu/a100 -->"
+
+
+def test_a_small_board_shows_everything_with_parameters_and_run_link() -> None:
+    board = analyse(demo_suite())
+    body = comment_body(board, key="k", title="Evals", run_url="https://github.com/o/r/actions/runs/1").text
+    assert "### Mean by category" in body and "### Pairwise differences" in body
+    assert "95% CI · 500 bootstrap resamples · seed 0 · 3 models · 12 tasks · 36 runs" in body
+    assert body.rstrip().endswith("<sub>[Workflow run](https://github.com/o/r/actions/runs/1)</sub>")
+
+
+def test_bodies_that_differ_only_in_the_run_link_have_the_same_content() -> None:
+    board = analyse(demo_suite())
+    a = comment_body(board, key="k", title="t", run_url="https://x/runs/1").text
+    b = comment_body(board, key="k", title="t", run_url="https://x/runs/2").text
+    assert a != b and same_content(a, b)
+    assert not same_content(a, comment_body(analyse(demo_suite(seed=1)), key="k", title="t", run_url=None).text)
+
+
+def test_first_the_pairwise_table_goes_and_the_comment_says_where_it_is() -> None:
+    composed = comment_body(big_board(60), key="k", title="t", run_url=None)
+    assert not composed.pairwise and composed.categories and composed.shown_models == 60
+    assert "the pairwise table (1770 pairs)" in composed.text and "job summary" in composed.text
+    assert comment_length(composed.text) <= COMMENT_LIMIT and tables_are_whole(composed.text)
+
+
+def test_then_categories_then_bottom_rows_go() -> None:
+    composed = comment_body(big_board(700, tasks=3, pairs=False), key="k", title="t", run_url=None)
+    assert not composed.categories and composed.shown_models < 700
+    assert f"{700 - composed.shown_models} more models" in composed.text
+    assert comment_length(composed.text) <= COMMENT_LIMIT and tables_are_whole(composed.text)
+    # the largest count that fits: one more row would not
+    assert composed.shown_models > 100
+
+
+def test_the_budget_is_met_exactly_at_the_limit() -> None:
+    board = big_board(40)
+    full = compose(board, head=["x"], limit=10**9, measure=len, elsewhere="").text
+    for limit in (len(full), len(full) - 1, 20_000, 5_000):
+        composed = compose(board, head=["x"], limit=limit, measure=len, elsewhere="elsewhere")
+        assert len(composed.text) <= limit and tables_are_whole(composed.text)
+    assert compose(board, head=["x"], limit=len(full), measure=len, elsewhere="").text == full
+
+
+def test_the_summary_keeps_more_than_the_comment() -> None:
+    board = big_board(60)
+    assert summary_markdown(board, title="t").pairwise
+    assert "### Pairwise differences" in full_markdown(board, title="t")
+
+
+def test_non_bmp_characters_count_twice_against_the_limit() -> None:
+    assert comment_length("😀") == 2 and comment_length("é") == 1
+
+
+def test_the_rejection_body_lists_problems_safely() -> None:
+    problems = [Problem("1.5 is outside [0, 1]", "evals/r.jsonl", 3, "score"), Problem("<b>@x</b>", "a|b.csv", 2)]
+    body = rejected_body(problems, key="k", title="Evals", run_url=None)
+    assert body.startswith(marker("k") + "\n") and "**The latest eval run was rejected**: 2 problems" in body
+    assert "`a\\|b.csv`" in body and "`<b>@x</b>`" in body and tables_are_whole(body)

@@ -1,0 +1,91 @@
+"""Inputs: parsed once, checked with messages that name the input, defaults as action.yml says."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from conftest import ROOT
+
+from leaderboard.settings import DEFAULTS, INPUTS, SettingsError, parse_settings, split_patterns
+
+ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
+
+
+def env(**inputs: str) -> dict[str, str]:
+    base = {"INPUT_RUNS": "results/*.jsonl"}
+    base.update({f"INPUT_{k.upper().replace('_', '-')}": v for k, v in inputs.items()})
+    return base
+
+
+def test_code_defaults_equal_action_yml_defaults() -> None:
+    declared = {name: spec.get("default") for name, spec in ACTION["inputs"].items() if "default" in spec}
+    assert declared == DEFAULTS
+
+
+def test_every_input_of_action_yml_is_known_to_the_code_and_back() -> None:
+    assert set(ACTION["inputs"]) == set(INPUTS)
+    assert ACTION["inputs"]["runs"]["required"] is True
+
+
+def test_every_input_and_output_is_documented_in_the_readme() -> None:
+    readme = (ROOT / "README.md").read_text()
+    for name in [*ACTION["inputs"], *ACTION["outputs"]]:
+        assert f"| `{name}` |" in readme, name
+
+
+def test_a_local_run_gets_the_defaults() -> None:
+    s = parse_settings({"INPUT_RUNS": "a.jsonl"})
+    assert (s.comment, s.comment_key, s.alpha, s.bootstrap_samples, s.seed, s.rank_by, s.pr_number) == (
+        "update", "leaderboard", 0.05, 500, 0, "mean", None,
+    )  # fmt: skip
+    assert s.github_token == "" and s.api_url == "https://api.github.com"
+
+
+def test_hyphenated_inputs_are_read_as_the_runner_passes_them() -> None:
+    s = parse_settings({"INPUT_RUNS": "a.jsonl", "INPUT_GITHUB-TOKEN": "t", "INPUT_BOOTSTRAP-SAMPLES": "64",
+                        "INPUT_RANK-BY": "win-rate", "INPUT_PR-NUMBER": "12", "INPUT_COMMENT-KEY": "gpu/a100"})  # fmt: skip
+    assert (s.github_token, s.bootstrap_samples, s.rank_by, s.pr_number, s.comment_key) == (
+        "t", 64, "win-rate", 12, "gpu/a100",
+    )  # fmt: skip
+
+
+def test_runs_are_split_on_newlines_and_commas() -> None:
+    assert split_patterns("a.jsonl, b/*.csv\n\n  c.json ,") == ("a.jsonl", "b/*.csv", "c.json")
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("alpha", "0"), ("alpha", "1"), ("alpha", "x"), ("alpha", "-0.1"),
+        ("bootstrap-samples", "1.5"), ("bootstrap-samples", "0"), ("bootstrap-samples", "ten"),
+        ("bootstrap-samples", "1000001"), ("seed", "-1"), ("seed", "abc"), ("rank-by", "median"),
+        ("comment", "always"), ("comment-key", "has space"), ("comment-key", "-x"), ("comment-key", ""),
+        ("pr-number", "0"), ("pr-number", "#12"),
+    ],
+)  # fmt: skip
+def test_an_invalid_input_is_an_error_that_names_it(name: str, value: str) -> None:
+    with pytest.raises(SettingsError) as caught:
+        parse_settings({"INPUT_RUNS": "a.jsonl", f"INPUT_{name.upper()}": value})
+    assert len(caught.value.problems) == 1 and f"input '{name}'" in caught.value.problems[0]
+
+
+def test_runs_is_required() -> None:
+    with pytest.raises(SettingsError, match="input 'runs' is required"):
+        parse_settings({"INPUT_RUNS": " \n "})
+
+
+def test_all_invalid_inputs_are_reported_together() -> None:
+    with pytest.raises(SettingsError) as caught:
+        parse_settings({"INPUT_RUNS": "a", "INPUT_ALPHA": "2", "INPUT_SEED": "x", "INPUT_COMMENT": "no"})
+    assert len(caught.value.problems) == 3
+
+
+def test_the_token_is_not_in_the_settings_repr() -> None:
+    s = parse_settings({"INPUT_RUNS": "a", "INPUT_GITHUB-TOKEN": "ghs_secret"})
+    assert "ghs_secret" not in repr(s) and "ghs_secret" not in str(s)
+
+
+def test_run_url_comes_from_the_runner_environment() -> None:
+    s = parse_settings({"INPUT_RUNS": "a", "GITHUB_SERVER_URL": "https://ghe.example", "GITHUB_REPOSITORY": "o/r",
+                        "GITHUB_RUN_ID": "99", "GITHUB_API_URL": "https://ghe.example/api/v3"})  # fmt: skip
+    assert s.run_url == "https://ghe.example/o/r/actions/runs/99" and s.api_url == "https://ghe.example/api/v3"
