@@ -1,0 +1,163 @@
+"""The comment thread against a fake GitHub REST API, driven by the real PyGithub client."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from fakegithub import BOT, Fault
+
+from leaderboard.comment import marker
+from leaderboard.github_api import CommentRefused, CommentThread, GitHubUnavailable, make_client
+
+REPO, PR, KEY = "octo/evals", 7, "leaderboard"
+BODY = marker(KEY) + "\n## Leaderboard\n\n| a |\n|---|\n| 1 |\n"
+
+
+def thread(fake, token: str = "test-token", key: str = KEY) -> CommentThread:
+    return CommentThread(make_client(token, fake.url), REPO, PR, key, sleep=lambda _: None)
+
+
+def writes(fake) -> list[str]:
+    return [f"{r.method} {r.path}" for r in fake.requests if r.method in ("POST", "PATCH", "DELETE")]
+
+
+def test_creates_one_comment_after_reading_every_page(fake_github) -> None:
+    for i in range(230):
+        fake_github.add_comment(REPO, PR, f"review note {i}", login="reviewer")
+    outcome = thread(fake_github).upsert(BODY)
+    assert outcome.action == "created" and outcome.url.endswith(f"#issuecomment-{outcome.comment_id}")
+    assert [(r.method, r.path, r.query.get("page", ["1"])[0]) for r in fake_github.requests] == [
+        ("GET", "/user", "1"),
+        ("GET", f"/repos/{REPO}/issues/{PR}/comments", "1"),
+        ("GET", f"/repos/{REPO}/issues/{PR}/comments", "2"),
+        ("GET", f"/repos/{REPO}/issues/{PR}/comments", "3"),
+        ("POST", f"/repos/{REPO}/issues/{PR}/comments", "1"),
+    ]
+    assert all(r.query.get("per_page") == ["100"] for r in fake_github.calls("GET")[1:])
+
+
+def test_finds_its_comment_on_the_last_page_and_edits_it(fake_github) -> None:
+    for i in range(150):
+        fake_github.add_comment(REPO, PR, f"note {i}", login="reviewer")
+    own = fake_github.add_comment(REPO, PR, marker(KEY) + "\nold")
+    outcome = thread(fake_github).upsert(BODY)
+    assert (outcome.action, outcome.comment_id) == ("updated", own["id"])
+    assert writes(fake_github) == [f"PATCH /repos/{REPO}/issues/comments/{own['id']}"]
+    assert own["body"] == BODY
+
+
+def test_an_unchanged_body_is_not_sent_again(fake_github) -> None:
+    thread(fake_github).upsert(BODY)
+    outcome = thread(fake_github).upsert(BODY)
+    assert outcome.action == "unchanged" and len(writes(fake_github)) == 1
+
+
+def test_the_workflow_tokens_403_on_get_user_means_the_actions_bot(fake_github) -> None:
+    assert thread(fake_github).identity() == BOT
+
+
+def test_a_personal_token_is_identified_by_get_user(fake_github) -> None:
+    fake_github.tokens["pat"] = "alice"
+    fake_github.user_status = 200
+    assert thread(fake_github, token="pat").identity() == "alice"
+
+
+def test_another_users_comment_with_the_marker_is_never_touched(fake_github) -> None:
+    forged = fake_github.add_comment(REPO, PR, marker(KEY) + "\nforged by someone", login="mallory")
+    outcome = thread(fake_github).upsert(BODY)
+    assert outcome.action == "created" and outcome.comment_id != forged["id"]
+    assert forged["body"] == marker(KEY) + "\nforged by someone"
+    assert writes(fake_github) == [f"POST /repos/{REPO}/issues/{PR}/comments"]
+
+
+def test_a_comment_of_another_key_is_left_alone(fake_github) -> None:
+    other = fake_github.add_comment(REPO, PR, marker("gpu") + "\nthe GPU board")
+    assert thread(fake_github).upsert(BODY).action == "created"
+    assert other["body"].endswith("the GPU board") and len(fake_github.thread()) == 2
+
+
+def test_duplicates_from_a_race_are_reduced_to_the_oldest(fake_github) -> None:
+    first = fake_github.add_comment(REPO, PR, marker(KEY) + "\none")
+    second = fake_github.add_comment(REPO, PR, marker(KEY) + "\ntwo")
+    third = fake_github.add_comment(REPO, PR, marker(KEY) + "\nthree")
+    outcome = thread(fake_github).upsert(BODY)
+    assert (outcome.action, outcome.comment_id, outcome.duplicates_deleted) == ("updated", first["id"], 2)
+    assert sorted(writes(fake_github)) == sorted([
+        f"DELETE /repos/{REPO}/issues/comments/{second['id']}",
+        f"DELETE /repos/{REPO}/issues/comments/{third['id']}",
+        f"PATCH /repos/{REPO}/issues/comments/{first['id']}",
+    ])  # fmt: skip
+    assert [c["body"] for c in fake_github.thread()] == [BODY]
+
+
+def test_a_500_then_ok_on_a_read_is_retried(fake_github) -> None:
+    fake_github.faults.append(Fault("GET", rf"/repos/{REPO}/issues/{PR}/comments", 500))
+    assert thread(fake_github).upsert(BODY).action == "created"
+    assert len(fake_github.calls("GET")) == 3  # /user, the failed list, its retry
+
+
+def test_a_create_whose_answer_was_lost_is_not_repeated(fake_github) -> None:
+    fake_github.faults.append(Fault("POST", rf"/repos/{REPO}/issues/{PR}/comments", 502, after=True))
+    outcome = thread(fake_github).upsert(BODY)
+    assert outcome.action == "created" and len(fake_github.thread()) == 1
+    assert writes(fake_github) == [f"POST /repos/{REPO}/issues/{PR}/comments"]
+
+
+def test_a_create_that_failed_is_tried_again_after_looking(fake_github) -> None:
+    fake_github.faults.append(Fault("POST", rf"/repos/{REPO}/issues/{PR}/comments", 503))
+    outcome = thread(fake_github).upsert(BODY)
+    assert outcome.action == "created" and len(fake_github.thread()) == 1
+    assert len(fake_github.calls("POST")) == 2
+
+
+def test_a_rate_limited_create_waits_as_retry_after_says(fake_github) -> None:
+    waited: list[float] = []
+    fake_github.faults.append(
+        Fault("POST", rf"/repos/{REPO}/issues/{PR}/comments", 403, headers={"Retry-After": "7"},
+              message="You have exceeded a secondary rate limit")
+    )  # fmt: skip
+    t = CommentThread(make_client("test-token", fake_github.url), REPO, PR, KEY, sleep=waited.append)
+    assert t.upsert(BODY).action == "created" and waited == [7.0]
+
+
+@pytest.mark.parametrize("status", [401, 403, 404])
+def test_a_refused_write_is_a_refusal_not_a_crash(fake_github, status: int) -> None:
+    fake_github.faults.append(Fault("POST", rf"/repos/{REPO}/issues/{PR}/comments", status, message="Resource not accessible by integration"))
+    with pytest.raises(CommentRefused, match=f"HTTP {status}"):
+        thread(fake_github).upsert(BODY)
+
+
+def test_a_body_over_the_limit_is_rejected_by_github_with_422(fake_github) -> None:
+    with pytest.raises(GitHubUnavailable, match="too long|Validation Failed"):
+        thread(fake_github).upsert(BODY + "x" * 65_536)
+    assert fake_github.thread() == []
+
+
+def test_persistent_server_errors_end_in_a_clear_error_within_a_minute(fake_github) -> None:
+    fake_github.faults.append(Fault("GET", r".*/comments", 500, times=100))
+    start = time.monotonic()
+    with pytest.raises(GitHubUnavailable, match="listing the PR's comments failed"):
+        thread(fake_github).upsert(BODY)
+    assert time.monotonic() - start < 60
+    assert len(fake_github.calls("GET")) == 1 + 3  # /user, then the list and two retries
+
+
+def test_an_unreachable_api_is_a_clear_error(fake_github) -> None:
+    url = fake_github.url
+    fake_github.stop()
+    t = CommentThread(make_client("test-token", url), REPO, PR, KEY, sleep=lambda _: None)
+    with pytest.raises(GitHubUnavailable):
+        t.upsert(BODY)
+
+
+def test_replace_existing_never_creates(fake_github) -> None:
+    assert thread(fake_github).replace_existing(BODY).action == "absent"
+    assert writes(fake_github) == []
+
+
+def test_the_token_goes_only_in_the_authorization_header(fake_github) -> None:
+    thread(fake_github).upsert(BODY)
+    for r in fake_github.requests:
+        assert r.authorization in ("token test-token", "Bearer test-token")
+        assert "test-token" not in r.path + str(r.query) + str(r.body)
