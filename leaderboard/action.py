@@ -7,13 +7,15 @@ hands the comment to :mod:`leaderboard.github_api`.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import sys
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from github import Github
 
@@ -42,12 +44,47 @@ REFUSED_HELP = (
 def main(environ: Mapping[str, str] | None = None, *, client_factory: ClientFactory = make_client) -> int:
     """Run the action; return the exit status. Never raises."""
     env = os.environ if environ is None else environ
-    token = env.get("INPUT_GITHUB-TOKEN", "")
+    token = env.get("INPUT_GITHUB-TOKEN", "").strip()
     add_mask(token)
+    with _redacted(token):
+        return _guarded(env, client_factory, token)
+
+
+class _Redactor(io.TextIOBase):
+    """A stream that replaces the token, so that no message (a server's echo included) can show it."""
+
+    def __init__(self, inner: TextIO, secret: str) -> None:
+        self._inner = inner
+        self._secret = secret
+
+    def write(self, text: str) -> int:
+        self._inner.write(text.replace(self._secret, "***"))
+        return len(text)
+
+    def flush(self) -> None:
+        self._inner.flush()
+
+
+@contextlib.contextmanager
+def _redacted(token: str) -> Iterator[None]:
+    if not token:
+        yield
+        return
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _Redactor(sys.stdout, token), _Redactor(sys.stderr, token)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        sys.stdout, sys.stderr = saved
+
+
+def _guarded(env: Mapping[str, str], client_factory: ClientFactory, token: str) -> int:
     try:
         return _run(env, client_factory)
     except Exception as exc:  # the last line of defence: one clear line, no traceback
-        message = f"{type(exc).__name__}: {exc}".replace(token, "***") if token else f"{type(exc).__name__}: {exc}"
+        message = f"{type(exc).__name__}: {exc}"
         annotate("error", f"leaderboard-action failed unexpectedly: {message}", title="Unexpected error")
         if env.get("RUNNER_DEBUG") == "1":
             traceback.print_exc()

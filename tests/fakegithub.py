@@ -87,7 +87,11 @@ class FakeGitHub:
             "html_url": f"https://github.com/{repo}/pull/{number}#issuecomment-{cid}",
             "issue_url": f"{self.url}/repos/{repo}/issues/{number}",
             "body": body,
-            "user": {"login": login, "id": abs(hash(login)) % 10**6, "type": "Bot" if login.endswith("[bot]") else "User"},
+            "user": {
+                "login": login,
+                "id": abs(hash(login)) % 10**6,
+                "type": "Bot" if login.endswith("[bot]") else "User",
+            },
             "created_at": stamp,
             "updated_at": stamp,
             "author_association": "NONE",
@@ -130,7 +134,11 @@ class FakeGitHub:
                 with fake._lock:
                     fake.requests.append(Request(method, parts.path, parse_qs(parts.query), body, auth))
                     fault = next(
-                        (f for f in fake.faults if f.times > 0 and f.method == method and re.fullmatch(f.path, parts.path)),
+                        (
+                            f
+                            for f in fake.faults
+                            if f.times > 0 and f.method == method and re.fullmatch(f.path, parts.path)
+                        ),
                         None,
                     )
                     if fault is not None:

@@ -123,7 +123,9 @@ def test_a_rate_limited_create_waits_as_retry_after_says(fake_github) -> None:
 
 @pytest.mark.parametrize("status", [401, 403, 404])
 def test_a_refused_write_is_a_refusal_not_a_crash(fake_github, status: int) -> None:
-    fake_github.faults.append(Fault("POST", rf"/repos/{REPO}/issues/{PR}/comments", status, message="Resource not accessible by integration"))
+    fake_github.faults.append(
+        Fault("POST", rf"/repos/{REPO}/issues/{PR}/comments", status, message="Resource not accessible by integration")
+    )
     with pytest.raises(CommentRefused, match=f"HTTP {status}"):
         thread(fake_github).upsert(BODY)
 
