@@ -131,7 +131,7 @@ def test_a_refused_write_is_a_refusal_not_a_crash(fake_github, status: int) -> N
 
 
 def test_a_body_over_the_limit_is_rejected_by_github_with_422(fake_github) -> None:
-    with pytest.raises(GitHubUnavailable, match="too long|Validation Failed"):
+    with pytest.raises(GitHubUnavailable, match=r"too long|Validation Failed"):
         thread(fake_github).upsert(BODY + "x" * 65_536)
     assert fake_github.thread() == []
 
