@@ -2,6 +2,7 @@
 
 from .loading import load_file, load_runs
 from .records import EvalRun, LeaderboardRow, PairwiseDiff, Source
+from .rendering import render_json, render_markdown, render_report
 from .statistics import (
     Leaderboard,
     aggregate,
@@ -29,5 +30,8 @@ __all__ = [
     "load_file",
     "load_runs",
     "pairwise_diffs",
+    "render_json",
+    "render_markdown",
+    "render_report",
     "validate_runs",
 ]

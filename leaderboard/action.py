@@ -27,7 +27,7 @@ from .rendering import leaderboard_table, md_text, render_json
 from .settings import Settings, SettingsError, parse_settings
 from .statistics import analyse
 from .validation import InvalidEvalRuns, Problem
-from .workflow import SUMMARY_LIMIT, add_mask, annotate, append_summary, set_outputs
+from .workflow import SUMMARY_LIMIT, add_mask, annotate, append_summary, commands_stopped, set_outputs
 
 ClientFactory = Callable[[str, str], Github]
 OUTPUT_DIR = ".leaderboard"
@@ -128,7 +128,8 @@ def _run(env: Mapping[str, str], client_factory: ClientFactory) -> int:
     summary = summary_markdown(board, title=settings.title)
     append_summary(settings.summary_path, summary.text)
     print(f"{board.n_models} models, {board.n_tasks} tasks, {board.n_runs} runs.")
-    print(leaderboard_table(board.rows, board.alpha))
+    with commands_stopped():
+        print(leaderboard_table(board.rows, board.alpha))
     print(f"Report: {outputs['report']}; markdown: {outputs['markdown']}")
 
     status = 0
@@ -199,9 +200,10 @@ def _reject(settings: Settings, problems: Sequence[Problem], client_factory: Cli
         annotate(
             "error", p.message, file=p.file, line=p.line, title=f"Invalid EvalRun{f': {p.field}' if p.field else ''}"
         )
-    print(f"{len(problems)} problem(s) in the EvalRun files:", file=sys.stdout)
-    for p in problems:
-        print(f"  {p}")
+    print(f"{len(problems)} problem(s) in the EvalRun files:")
+    with commands_stopped():
+        for p in problems:
+            print(f"  {p}")
     shown = problems[:MAX_SUMMARY_PROBLEMS]
     heading = md_text(settings.title or "Leaderboard")
     summary = (

@@ -181,26 +181,21 @@ class CommentThread:
     def upsert(self, body: str) -> CommentOutcome:
         """Edit this key's comment, or create it; send nothing when the content is unchanged."""
         mine = self.own_comments()
-        if mine:
-            deleted = self._dedupe(mine)
-            keep = mine[0]
-            if same_content(keep.body or "", body):
-                return CommentOutcome("unchanged", keep.id, keep.html_url, deleted)
-            self._call(f"editing comment {keep.id}", lambda: keep.edit(body))
-            return CommentOutcome("updated", keep.id, keep.html_url, deleted)
-        return self._create(body)
+        return self._update(mine, body) if mine else self._create(body)
 
     def replace_existing(self, body: str) -> CommentOutcome:
         """Overwrite this key's comment if there is one; never create one."""
         mine = self.own_comments()
-        if not mine:
-            return CommentOutcome("absent")
+        return self._update(mine, body) if mine else CommentOutcome("absent")
+
+    def _update(self, mine: list[IssueComment], body: str, action: str = "updated") -> CommentOutcome:
+        """Keep the oldest of our comments (deleting any others) and make it say ``body``."""
         deleted = self._dedupe(mine)
         keep = mine[0]
         if same_content(keep.body or "", body):
-            return CommentOutcome("unchanged", keep.id, keep.html_url, deleted)
-        self._call(f"editing comment {keep.id}", lambda: keep.edit(body))
-        return CommentOutcome("updated", keep.id, keep.html_url, deleted)
+            return CommentOutcome("unchanged" if action == "updated" else action, keep.id, keep.html_url, deleted)
+        self._call(f"editing comment {keep.id}", partial(keep.edit, body))
+        return CommentOutcome(action, keep.id, keep.html_url, deleted)
 
     def _create(self, body: str) -> CommentOutcome:
         failure = "out of time"
@@ -223,11 +218,7 @@ class CommentThread:
             # The create may have gone through before the failure: look before posting again.
             mine = self.own_comments()
             if mine:
-                deleted = self._dedupe(mine)
-                keep = mine[0]
-                if not same_content(keep.body or "", body):
-                    self._call(f"editing comment {keep.id}", partial(keep.edit, body))
-                return CommentOutcome("created", keep.id, keep.html_url, deleted)
+                return self._update(mine, body, action="created")
             if attempt < CREATE_ATTEMPTS:
                 delay = min(MAX_WAIT, wait if wait is not None else 2.0 ** (attempt - 1))
                 if self._clock() + delay > self._deadline:

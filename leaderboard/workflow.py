@@ -6,10 +6,11 @@ message ``%``, CR and LF are percent-encoded; in a property ``:`` and ``,`` too.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TextIO
 
 SUMMARY_LIMIT = 1024 * 1024  # bytes GitHub accepts in one step's summary
@@ -39,6 +40,22 @@ def annotate(
 ) -> None:
     """Print an ``::error``/``::warning``/``::notice`` annotation."""
     print(command(level, message, {"file": file, "line": line, "title": title}), file=out or sys.stdout, flush=True)
+
+
+@contextlib.contextmanager
+def commands_stopped(out: TextIO | None = None) -> Iterator[None]:
+    """Print untrusted text (model ids, file names) with workflow commands switched off.
+
+    Between ``::stop-commands::TOKEN`` and ``::TOKEN::`` the runner runs no command, so a
+    line of data that starts with ``::`` is shown, not obeyed.
+    """
+    stream = out or sys.stdout
+    token = secrets.token_hex(16)
+    print(f"::stop-commands::{token}", file=stream, flush=True)
+    try:
+        yield
+    finally:
+        print(f"::{token}::", file=stream, flush=True)
 
 
 def add_mask(value: str, out: TextIO | None = None) -> None:

@@ -12,6 +12,7 @@ host network, so GITHUB_API_URL reaches it.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -22,44 +23,24 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 from fakegithub import FakeGitHub  # noqa: E402
-
-TOKEN = "test-token"
+from runner_env import TOKEN, runner_env  # noqa: E402
 
 
 def docker_run(image: str, base: Path, api_url: str, runs: str) -> tuple[int, str]:
     (base / "commands" / "output").write_text("")
     (base / "commands" / "summary").write_text("")
-    env = {
-        "INPUT_RUNS": runs,
-        "INPUT_GITHUB-TOKEN": TOKEN,
-        "INPUT_COMMENT": "update",
-        "INPUT_COMMENT-KEY": "leaderboard",
-        "INPUT_TITLE": "Model leaderboard",
-        "INPUT_ALPHA": "0.05",
-        "INPUT_BOOTSTRAP-SAMPLES": "500",
-        "INPUT_SEED": "0",
-        "INPUT_RANK-BY": "mean",
-        "INPUT_PR-NUMBER": "",
-        "GITHUB_EVENT_NAME": "pull_request",
-        "GITHUB_EVENT_PATH": "/github/workflow/event.json",
-        "GITHUB_REPOSITORY": "octo/evals",
-        "GITHUB_API_URL": api_url,
-        "GITHUB_SERVER_URL": "https://github.com",
-        "GITHUB_RUN_ID": "1",
-        "GITHUB_WORKSPACE": "/github/workspace",
-        "GITHUB_OUTPUT": "/github/file_commands/output",
-        "GITHUB_STEP_SUMMARY": "/github/file_commands/summary",
-        "GITHUB_ACTIONS": "true",
-        "CI": "true",
-    }
+    env = runner_env(
+        workspace="/github/workspace", event_path="/github/workflow/event.json",
+        output="/github/file_commands/output", summary="/github/file_commands/summary", api_url=api_url,
+        runs=runs, CI="true",
+    )  # fmt: skip
     command = ["docker", "run", "--rm", "--network", "host", "--workdir", "/github/workspace"]
     command += ["-v", f"{base / 'workspace'}:/github/workspace", "-v", f"{base / 'commands'}:/github/file_commands"]
     command += ["-v", f"{base / 'workflow'}:/github/workflow"]
     for name in env:
         command += ["-e", name]  # by name, as the runner does: values come from the environment
-    done = subprocess.run([*command, image], env={**env, "PATH": "/usr/bin:/bin:/usr/sbin:/sbin",
-                          **{k: v for k, v in __import__("os").environ.items() if k == "DOCKER_HOST"}},
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    client_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "DOCKER_HOST": os.environ.get("DOCKER_HOST", "")}
+    done = subprocess.run([*command, image], env={**env, **client_env}, capture_output=True, text=True, timeout=300)
     return done.returncode, done.stdout + done.stderr
 
 

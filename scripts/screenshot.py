@@ -1,6 +1,6 @@
 """Render the example's PR comment as GitHub does and screenshot it for the README.
 
-    python scripts/screenshot.py            # writes docs/comment.html and docs/comment.png
+    python scripts/screenshot.py            # writes docs/comment.png
 
 Markdown -> HTML with cmark-gfm (GitHub's engine, its tag filter on), styled like
 a GitHub comment, photographed by headless Chromium (Debian's `chromium`).
@@ -58,15 +58,15 @@ def main() -> None:
         f"<div class='body'>{html}</div></div></body></html>"
     )
     docs = ROOT / "docs"
-    docs.mkdir(exist_ok=True)
-    (docs / "comment.html").write_text(page, encoding="utf-8")
     with tempfile.TemporaryDirectory() as profile:
+        html_file = Path(profile) / "comment.html"
+        html_file.write_text(page, encoding="utf-8")
         subprocess.run(
             [
                 "chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
                 "--hide-scrollbars", f"--user-data-dir={profile}", "--window-size=960,1900",
-                f"--screenshot={docs / 'comment.png'}", (docs / "comment.html").as_uri(),
+                f"--screenshot={docs / 'comment.png'}", html_file.as_uri(),
             ],
             check=True, capture_output=True, timeout=120,
         )  # fmt: skip

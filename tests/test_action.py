@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLE, ROOT
 from fakegithub import Fault
+from runner_env import TOKEN, runner_env
 
 from leaderboard.comment import COMMENT_LIMIT, marker
 
-TOKEN = "test-token"
 REPO, PR = "octo/evals", 7
 
 
@@ -69,31 +69,11 @@ def run_action(
     output, summary = runner / "output", runner / "summary"
     for f in (output, summary):
         f.write_text("")
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "PYTHONPATH": str(ROOT),
-        "INPUT_RUNS": "results/*.jsonl",
-        "INPUT_GITHUB-TOKEN": TOKEN,
-        "INPUT_COMMENT": "update",
-        "INPUT_COMMENT-KEY": "leaderboard",
-        "INPUT_TITLE": "Model leaderboard",
-        "INPUT_ALPHA": "0.05",
-        "INPUT_BOOTSTRAP-SAMPLES": "500",
-        "INPUT_SEED": "0",
-        "INPUT_RANK-BY": "mean",
-        "INPUT_PR-NUMBER": "",
-        "GITHUB_EVENT_NAME": event,
-        "GITHUB_EVENT_PATH": str(event_path),
-        "GITHUB_REPOSITORY": REPO,
-        "GITHUB_API_URL": api_url,
-        "GITHUB_SERVER_URL": "https://github.com",
-        "GITHUB_RUN_ID": "4242",
-        "GITHUB_WORKSPACE": str(ws),
-        "GITHUB_OUTPUT": str(output),
-        "GITHUB_STEP_SUMMARY": str(summary),
-    }
-    for name, value in inputs.items():  # UPPER_CASE: a runner variable; lower_case: an input
-        env[name if name.isupper() else f"INPUT_{name.upper().replace('_', '-')}"] = value
+    env = runner_env(
+        workspace=str(ws), event_path=str(event_path), output=str(output), summary=str(summary),
+        api_url=api_url, event=event, **inputs,
+    )  # fmt: skip
+    env.update({"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
     done = subprocess.run(
         [sys.executable, str(ROOT / "entrypoint.py")], env=env, cwd=ws, capture_output=True, text=True, timeout=120
     )
@@ -260,3 +240,37 @@ def test_the_action_never_prints_the_token_even_when_it_fails(workspace: Path, f
     result = run_action(workspace, fake_github.url)
     assert result.code == 1
     assert_no_secret(result)
+
+
+def commands_obeyed(stdout: str) -> list[str]:
+    """The workflow commands the runner would run: none between stop-commands and its token."""
+    obeyed, stopped = [], None
+    for line in stdout.splitlines():
+        if stopped is not None:
+            if line == f"::{stopped}::":
+                stopped = None
+            continue
+        if line.startswith("::stop-commands::"):
+            stopped = line.split("::")[2]
+        elif line.startswith("::"):
+            obeyed.append(line)
+    return obeyed
+
+
+def test_data_cannot_inject_workflow_commands_into_the_log(workspace: Path, fake_github) -> None:
+    evil = {"model_id": "evil\n::warning::injected", "task_id": "t", "metric_name": "acc", "score": 0.5}
+    (workspace / "results" / "evil.jsonl").write_text(json.dumps(evil) + "\n")
+    (workspace / "results" / "x\n::notice::injected.jsonl").write_text('{"model_id": 1}\n')
+    result = run_action(workspace, fake_github.url)
+    assert result.code == 1
+    obeyed = commands_obeyed(result.stdout)
+    assert obeyed and not [c for c in obeyed if "injected" in c.split("::")[2:3][0]]
+    assert all(c.startswith(("::add-mask::", "::error ")) for c in obeyed)
+
+
+def test_two_comment_keys_keep_two_comments(workspace: Path, fake_github) -> None:
+    assert run_action(workspace, fake_github.url, comment_key="cpu").code == 0
+    assert run_action(workspace, fake_github.url, comment_key="gpu/a100").code == 0
+    bodies = [c["body"].split("\n", 1)[0] for c in fake_github.thread()]
+    assert bodies == [marker("cpu"), marker("gpu/a100")]
+    assert (workspace / ".leaderboard" / "gpu-a100" / "report.json").is_file()
