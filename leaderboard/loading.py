@@ -10,8 +10,11 @@ import json
 import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from .records import EvalRun, Source
 from .validation import FIELDS, InvalidEvalRuns, Problem, check_fields
@@ -27,38 +30,85 @@ class _Sink:
 
     def __init__(self) -> None:
         self.problems: list[Problem] = []
-        self.keys: list[tuple[str, str, Source]] = []
+        # (model, task, where) of records rejected for another field: they can still be duplicates.
+        self.rejected: list[tuple[str, str, Source]] = []
 
 
 def _build(record: dict[str, Any], source: Source, sink: _Sink) -> EvalRun | None:
     get = record.get
     model_id, task_id, metric = get("model_id"), get("task_id"), get("metric_name")
     score, category, weight = get("score"), get("category", "general"), get("weight", 1.0)
-    if type(model_id) is str and type(task_id) is str and model_id.strip() and task_id.strip():
-        # Kept even when another field is bad, so a duplicate is reported in the same run.
-        sink.keys.append((model_id, task_id, source))
-        # The common case, checked inline (a million records should load in seconds); anything
-        # unusual goes through check_fields, which says exactly what is wrong.
-        if (
-            type(metric) is str
-            and type(category) is str
-            and (type(score) is float or type(score) is int)
-            and (type(weight) is float or type(weight) is int)
-            and 0.0 <= score <= 1.0
-            and 0.0 < weight < _INF
-            and metric.strip()
-            and category.strip()
-        ):
-            # Model ids, metrics and categories repeat on every line: keep one copy of each.
-            return EvalRun(
-                sys.intern(model_id), task_id, sys.intern(metric), float(score), sys.intern(category),
-                float(weight), source,
-            )  # fmt: skip
+    identified = isinstance(model_id, str) and isinstance(task_id, str) and model_id.strip() and task_id.strip()
+    # The common case, checked inline (a million records should load in seconds); anything
+    # unusual goes through check_fields, which says exactly what is wrong.
+    if (
+        identified
+        and type(metric) is str
+        and type(category) is str
+        and (type(score) is float or type(score) is int)
+        and (type(weight) is float or type(weight) is int)
+        and 0.0 <= score <= 1.0
+        and 0.0 < weight < _INF
+        and metric.strip()
+        and category.strip()
+    ):
+        # Model ids, metrics and categories repeat on every line: keep one copy of each.
+        return EvalRun(
+            sys.intern(str(model_id)), str(task_id), sys.intern(metric), float(score), sys.intern(category),
+            float(weight), source,
+        )  # fmt: skip
     problems = check_fields(record, {"file": source.file, "line": source.line})
     if not problems:  # pragma: no cover - the fast path accepts every valid record
         problems = [Problem("record rejected", source.file, source.line)]
     sink.problems.extend(problems)
+    if identified:
+        sink.rejected.append((str(model_id), str(task_id), source))  # so a duplicate is still reported
     return None
+
+
+def _duplicates(runs: list[EvalRun], rejected: list[tuple[str, str, Source]], files: list[str]) -> list[Problem]:
+    """The same (model, task) twice would count a task twice: name both places.
+
+    Pairs are coded as integers and sorted, so finding them costs 8 bytes a record
+    rather than an index of tuples as large as the records.
+    """
+    models = [*map(attrgetter("model_id"), runs), *(r[0] for r in rejected)]
+    tasks = [*map(attrgetter("task_id"), runs), *(r[1] for r in rejected)]
+    model_code = {m: i for i, m in enumerate(set(models))}
+    task_code = {t: i for i, t in enumerate(set(tasks))}
+    codes = np.fromiter(map(model_code.__getitem__, models), np.int64, len(models)) * len(task_code)
+    codes += np.fromiter(map(task_code.__getitem__, tasks), np.int64, len(tasks))
+    del models, tasks
+    order = np.argsort(codes, kind="stable")
+    repeated = np.flatnonzero(codes[order][1:] == codes[order][:-1])
+    if repeated.size == 0:
+        return []
+    groups: dict[int, list[int]] = {}
+    for position in np.union1d(repeated, repeated + 1):
+        groups.setdefault(int(codes[order[position]]), []).append(int(order[position]))
+
+    def entry(index: int) -> tuple[str, str, Source]:
+        if index < len(runs):
+            run = runs[index]
+            assert run.source is not None
+            return run.model_id, run.task_id, run.source
+        return rejected[index - len(runs)]
+
+    rank = {name: i for i, name in enumerate(files)}
+    problems = []
+    for members in groups.values():
+        seen = sorted((entry(i) for i in members), key=lambda e: (rank.get(e[2].file, -1), e[2].line))
+        first = seen[0][2]
+        for model_id, task_id, source in seen[1:]:
+            problems.append(
+                Problem(
+                    message=f"duplicate (model_id, task_id) = ({model_id!r}, {task_id!r}); first seen at {first}",
+                    file=source.file,
+                    line=source.line,
+                    field="task_id",
+                )
+            )
+    return problems
 
 
 def _not_an_object(value: object, source: Source) -> Problem:
@@ -229,24 +279,6 @@ def _read_one(path: Path, name: str, sink: _Sink) -> list[EvalRun]:
     return runs
 
 
-def _duplicates(keys: list[tuple[str, str, Source]]) -> list[Problem]:
-    """The same (model, task) twice would count a task twice; name both places."""
-    first: dict[tuple[str, str], Source] = {}
-    problems = []
-    for model_id, task_id, source in keys:
-        earlier = first.setdefault((model_id, task_id), source)
-        if earlier is not source:
-            problems.append(
-                Problem(
-                    message=f"duplicate (model_id, task_id) = ({model_id!r}, {task_id!r}); first seen at {earlier}",
-                    file=source.file,
-                    line=source.line,
-                    field="task_id",
-                )
-            )
-    return problems
-
-
 def expand_paths(
     patterns: Iterable[str], *, root: str | os.PathLike[str] | None = None
 ) -> tuple[list[Path], list[Problem]]:
@@ -311,10 +343,11 @@ def load_runs(patterns: Sequence[str], *, root: str | os.PathLike[str] | None = 
     sink = _Sink()
     sink.problems.extend(problems)
     runs: list[EvalRun] = []
+    names = [display_name(path, root) for path in paths]
     with _no_cyclic_gc():
-        for path in paths:
-            runs.extend(_read_one(path, display_name(path, root), sink))
-    sink.problems.extend(_duplicates(sink.keys))
+        for path, name in zip(paths, names, strict=True):
+            runs.extend(_read_one(path, name, sink))
+    sink.problems.extend(_duplicates(runs, sink.rejected, names))
     if sink.problems:
         raise InvalidEvalRuns(sink.problems)
     return runs
@@ -323,9 +356,10 @@ def load_runs(patterns: Sequence[str], *, root: str | os.PathLike[str] | None = 
 def load_file(path: str | os.PathLike[str]) -> list[EvalRun]:
     """Load one file (no glob expansion); raise :class:`InvalidEvalRuns` with every problem in it."""
     sink = _Sink()
+    name = Path(path).as_posix()
     with _no_cyclic_gc():
-        runs = _read_one(Path(path), Path(path).as_posix(), sink)
-    sink.problems.extend(_duplicates(sink.keys))
+        runs = _read_one(Path(path), name, sink)
+    sink.problems.extend(_duplicates(runs, sink.rejected, [name]))
     if sink.problems:
         raise InvalidEvalRuns(sink.problems)
     return runs
