@@ -210,7 +210,13 @@ class _Engine:
             else:
                 large.extend(members)
         if large:
-            theta[large] = self.poisson(self._filled[large], matrix.present[large])
+            # Identical models must get identical resamples to the bit (so their difference is exactly 0);
+            # a matrix product need not compute two equal columns alike, so each distinct model goes once.
+            values, masks = self._filled[large], matrix.present[large]
+            _, first, inverse = np.unique(
+                np.concatenate([values, masks], axis=1), axis=0, return_index=True, return_inverse=True
+            )
+            theta[large] = self.poisson(values[first], masks[first])[inverse.ravel()]
         return theta
 
     def pairs(self, listed: Sequence[tuple[int, int]], theta: FloatArray) -> FloatArray:

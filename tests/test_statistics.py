@@ -226,6 +226,17 @@ def test_identical_models_on_a_large_task_set_differ_by_exactly_zero() -> None:
     assert (pair.mean_diff, pair.ci_lo, pair.ci_hi, pair.significant) == (0.0, 0.0, 0.0, False)
 
 
+def test_many_copies_of_a_model_on_a_large_task_set_all_differ_by_exactly_zero() -> None:
+    rng = np.random.default_rng(3)
+    n = EXACT_LIMIT + 100
+    base = rng.random(n)
+    runs = [run(f"copy-{c}", f"t{i}", float(x)) for c in range(7) for i, x in enumerate(base)]
+    runs += [run(f"other-{o}", f"t{i}", float(x)) for o in range(6) for i, x in enumerate(rng.random(n))]
+    copies = [p for p in pairwise_diffs(runs, b=100) if p.model_a.startswith("copy") and p.model_b.startswith("copy")]
+    assert len(copies) == 21
+    assert {(p.mean_diff, p.ci_lo, p.ci_hi, p.significant) for p in copies} == {(0.0, 0.0, 0.0, False)}
+
+
 def test_models_with_no_shared_task_are_reported_and_never_significant() -> None:
     (pair,) = pairwise_diffs([run("a", "t1", 0.9), run("b", "t2", 0.1)])
     assert pair.n_shared == 0 and not pair.significant
