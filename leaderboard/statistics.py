@@ -213,10 +213,13 @@ class _Engine:
             # Identical models must get identical resamples to the bit (so their difference is exactly 0);
             # a matrix product need not compute two equal columns alike, so each distinct model goes once.
             values, masks = self._filled[large], matrix.present[large]
-            _, first, inverse = np.unique(
-                np.concatenate([values, masks], axis=1), axis=0, return_index=True, return_inverse=True
-            )
-            theta[large] = self.poisson(values[first], masks[first])[inverse.ravel()]
+            distinct: dict[bytes, int] = {}
+            inverse = [
+                distinct.setdefault(values[i].tobytes() + np.packbits(masks[i]).tobytes(), i) for i in range(len(large))
+            ]
+            first = sorted(set(inverse))
+            where = {row: k for k, row in enumerate(first)}
+            theta[large] = self.poisson(values[first], masks[first])[[where[row] for row in inverse]]
         return theta
 
     def pairs(self, listed: Sequence[tuple[int, int]], theta: FloatArray) -> FloatArray:
