@@ -22,6 +22,7 @@ from .rendering import (
     notes,
     pairwise_table,
     ranks_of,
+    truncate,
 )
 from .statistics import Leaderboard
 from .validation import Problem
@@ -149,10 +150,14 @@ def compose(
     return Composed(text, 0, False, False)
 
 
+TITLE_WIDTH = 200
+CELL_WIDTH = 300
+
+
 def _head(key: str | None, title: str) -> list[str]:
     head = [marker(key)] if key is not None else []
     if title:
-        head.append(f"## {md_text(title)}")
+        head.append(f"## {md_text(truncate(title, TITLE_WIDTH))}")
     return head
 
 
@@ -192,8 +197,8 @@ def problems_markdown(problems: Sequence[Problem], *, limit: int | None = MAX_PR
     lines = ["| File | Line | Field | Problem |", "|------|-----:|-------|---------|"]
     for p in shown:
         lines.append(
-            f"| {md_code(p.file or '')} | {p.line if p.line is not None else ''} | {md_code(p.field or '')} "
-            f"| {md_code(p.message)} |"
+            f"| {md_code(truncate(p.file or '', CELL_WIDTH))} | {p.line if p.line is not None else ''} "
+            f"| {md_code(p.field or '')} | {md_code(truncate(p.message, CELL_WIDTH))} |"
         )
     text = "\n".join(lines)
     if len(shown) < len(problems):
@@ -202,13 +207,18 @@ def problems_markdown(problems: Sequence[Problem], *, limit: int | None = MAX_PR
 
 
 def rejected_body(problems: Sequence[Problem], *, key: str, title: str, run_url: str | None) -> str:
-    """What the sticky comment says when the latest run's data was invalid."""
+    """What the sticky comment says when the latest run's data was invalid (within the size limit)."""
     count = len(problems)
-    parts = [
-        *_head(key, title),
-        f"> [!CAUTION]\n> **The latest eval run was rejected**: {count} problem{'s' if count != 1 else ''} "
-        "in the EvalRun files. No leaderboard is shown until a run passes validation.",
-        problems_markdown(problems),
-        *_run_link(run_url),
-    ]
-    return "\n\n".join(parts) + "\n"
+    shown = MAX_PROBLEMS_SHOWN
+    while True:
+        parts = [
+            *_head(key, title),
+            f"> [!CAUTION]\n> **The latest eval run was rejected**: {count} problem{'s' if count != 1 else ''} "
+            "in the EvalRun files. No leaderboard is shown until a run passes validation.",
+            problems_markdown(problems, limit=shown),
+            *_run_link(run_url),
+        ]
+        body = "\n\n".join(parts) + "\n"
+        if comment_length(body) <= COMMENT_LIMIT or shown == 0:
+            return body
+        shown //= 2

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 
 from .statistics import RANK_BY, RankBy
 
@@ -25,6 +25,7 @@ DEFAULTS: dict[str, str] = {
 INPUTS = ("runs", *DEFAULTS)
 COMMENT_MODES = ("update", "off")
 MAX_BOOTSTRAP_SAMPLES = 100_000
+N = TypeVar("N", int, float)
 _KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,99}")
 
 
@@ -80,6 +81,15 @@ def _input(environ: Mapping[str, str], name: str) -> str:
     return value.strip()
 
 
+def _number(text: str, kind: Callable[[str], N], valid: Callable[[N], bool]) -> N | None:
+    """``kind(text)`` when it parses and is ``valid``, else None."""
+    try:
+        value = kind(text)
+    except ValueError:
+        return None
+    return value if valid(value) else None
+
+
 def split_patterns(text: str) -> tuple[str, ...]:
     """Newline- or comma-separated paths and globs."""
     return tuple(p.strip() for p in re.split(r"[\n,]", text) if p.strip())
@@ -104,51 +114,35 @@ def parse_settings(environ: Mapping[str, str]) -> Settings:
             f"starting with a letter or digit, got {key!r}"
         )
 
-    alpha = 0.05
     alpha_text = _input(environ, "alpha")
-    try:
-        alpha = float(alpha_text)
-        if not 0.0 < alpha < 1.0:
-            raise ValueError
-    except ValueError:
+    alpha = _number(alpha_text, float, lambda v: 0.0 < v < 1.0)
+    if alpha is None:
         problems.append(f"input 'alpha' must be a number between 0 and 1 (exclusive), got {alpha_text!r}")
 
-    samples = 500
     samples_text = _input(environ, "bootstrap-samples")
-    try:
-        samples = int(samples_text)
-        if not 1 <= samples <= MAX_BOOTSTRAP_SAMPLES:
-            raise ValueError
-    except ValueError:
+    samples = _number(samples_text, int, lambda v: 1 <= v <= MAX_BOOTSTRAP_SAMPLES)
+    if samples is None:
         problems.append(
             f"input 'bootstrap-samples' must be an integer from 1 to {MAX_BOOTSTRAP_SAMPLES}, got {samples_text!r}"
         )
 
-    seed = 0
     seed_text = _input(environ, "seed")
-    try:
-        seed = int(seed_text)
-        if seed < 0:
-            raise ValueError
-    except ValueError:
+    seed = _number(seed_text, int, lambda v: v >= 0)
+    if seed is None:
         problems.append(f"input 'seed' must be a non-negative integer, got {seed_text!r}")
 
     rank_by = _input(environ, "rank-by")
     if rank_by not in RANK_BY:
         problems.append(f"input 'rank-by' must be one of {', '.join(RANK_BY)}, got {rank_by!r}")
 
-    pr_number: int | None = None
     pr_text = _input(environ, "pr-number")
-    if pr_text:
-        try:
-            pr_number = int(pr_text)
-            if pr_number < 1:
-                raise ValueError
-        except ValueError:
-            problems.append(f"input 'pr-number' must be a positive integer (or empty), got {pr_text!r}")
+    pr_number = _number(pr_text, int, lambda v: v >= 1) if pr_text else None
+    if pr_text and pr_number is None:
+        problems.append(f"input 'pr-number' must be a positive integer (or empty), got {pr_text!r}")
 
     if problems:
         raise SettingsError(problems)
+    assert alpha is not None and samples is not None and seed is not None
     return Settings(
         runs=runs,
         github_token=_input(environ, "github-token"),

@@ -104,3 +104,14 @@ def test_the_rejection_body_lists_problems_safely() -> None:
     body = rejected_body(problems, key="k", title="Evals", run_url=None)
     assert body.startswith(marker("k") + "\n") and "**The latest eval run was rejected**: 2 problems" in body
     assert "`a\\|b.csv`" in body and "`<b>@x</b>`" in body and tables_are_whole(body)
+
+
+def test_a_rejection_with_huge_values_still_fits_one_comment() -> None:
+    problems = [Problem(f"duplicate {'x' * 70_000}", f"f{i}.jsonl", i, "task_id") for i in range(400)]
+    body = rejected_body(problems, key="k", title="T" * 100_000, run_url=None)
+    assert comment_length(body) <= COMMENT_LIMIT and "400 problems" in body and tables_are_whole(body)
+
+
+def test_a_huge_title_is_cut_with_an_ellipsis() -> None:
+    body = comment_body(analyse(demo_suite()), key="k", title="T" * 100_000, run_url=None).text
+    assert comment_length(body) <= COMMENT_LIMIT and ("T" * 199 + "…") in body
