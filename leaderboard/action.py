@@ -126,18 +126,16 @@ def _run(env: Mapping[str, str], client_factory: ClientFactory) -> int:
         "comment-url": "",
     }
     summary = summary_markdown(board, title=settings.title)
-    append_summary(settings.summary_path, summary.text)
+    where = "the job summary" if append_summary(settings.summary_path, summary.text) else outputs["markdown"]
     print(f"{board.n_models} models, {board.n_tasks} tasks, {board.n_runs} runs.")
-    with commands_stopped():
+    with commands_stopped(settings.on_runner):
         print(leaderboard_table(board.rows, board.alpha))
     print(f"Report: {outputs['report']}; markdown: {outputs['markdown']}")
 
     status = 0
     number = _pull_request(settings)
     if number is None:
-        annotate(
-            "notice", "No pull request for this event: the leaderboard is in the job summary.", title="Leaderboard"
-        )
+        annotate("notice", f"No pull request for this event: the leaderboard is in {where}.", title="Leaderboard")
     elif settings.comment == "off":
         print("comment: off — no PR comment written.")
     else:
@@ -201,7 +199,7 @@ def _reject(settings: Settings, problems: Sequence[Problem], client_factory: Cli
             "error", p.message, file=p.file, line=p.line, title=f"Invalid EvalRun{f': {p.field}' if p.field else ''}"
         )
     print(f"{len(problems)} problem(s) in the EvalRun files:")
-    with commands_stopped():
+    with commands_stopped(settings.on_runner):
         for p in problems:
             print(f"  {p}")
     shown = problems[:MAX_SUMMARY_PROBLEMS]

@@ -60,6 +60,7 @@ class Settings:
     output_path: str | None
     summary_path: str | None
     debug: bool
+    on_runner: bool
 
     @property
     def run_url(self) -> str | None:
@@ -164,4 +165,5 @@ def parse_settings(environ: Mapping[str, str]) -> Settings:
         output_path=environ.get("GITHUB_OUTPUT") or None,
         summary_path=environ.get("GITHUB_STEP_SUMMARY") or None,
         debug=environ.get("RUNNER_DEBUG") == "1",
+        on_runner=environ.get("GITHUB_ACTIONS") == "true",
     )

@@ -43,12 +43,16 @@ def annotate(
 
 
 @contextlib.contextmanager
-def commands_stopped(out: TextIO | None = None) -> Iterator[None]:
+def commands_stopped(enabled: bool = True, out: TextIO | None = None) -> Iterator[None]:
     """Print untrusted text (model ids, file names) with workflow commands switched off.
 
     Between ``::stop-commands::TOKEN`` and ``::TOKEN::`` the runner runs no command, so a
-    line of data that starts with ``::`` is shown, not obeyed.
+    line of data that starts with ``::`` is shown, not obeyed. Off a runner (``enabled``
+    False) there is nothing to protect and the markers would only be noise.
     """
+    if not enabled:
+        yield
+        return
     stream = out or sys.stdout
     token = secrets.token_hex(16)
     print(f"::stop-commands::{token}", file=stream, flush=True)
