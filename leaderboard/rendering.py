@@ -16,7 +16,7 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 
 from .records import LeaderboardRow, PairwiseDiff
-from .resampling import EXACT_LIMIT
+from .resampling import EXACT_LIMIT, EXACT_PAIR_LIMIT
 from .statistics import MIN_SHARED_FOR_SIGNIFICANCE, Leaderboard
 
 REPORT_SCHEMA = "leaderboard-action/report"
@@ -247,6 +247,7 @@ def report_dict(board: Leaderboard) -> dict[str, object]:
             "seed": board.seed,
             "rank_by": board.rank_by,
             "exact_bootstrap_max_tasks": EXACT_LIMIT,
+            "exact_pair_bootstrap_max_shared_tasks": EXACT_PAIR_LIMIT,
             "min_shared_for_significance": MIN_SHARED_FOR_SIGNIFICANCE,
         },
         "counts": {

@@ -9,7 +9,9 @@ when another model is added or removed, and everything that shares a set
 shares its resamples (common random numbers: pairs are exactly paired, and
 identical models differ by exactly 0 in every resample).
 
-* A set of n <= EXACT_LIMIT tasks gets the exact multinomial bootstrap:
+* A set of n <= EXACT_LIMIT tasks (EXACT_PAIR_LIMIT for the shared tasks of two models
+  that ran different task sets, of which there can be one per pair) gets the exact
+  multinomial bootstrap:
   ``rng.integers(0, n, (B, n))`` from a generator keyed by a SHA-256 digest of
   ``(seed, sorted task ids)``, the statistic ``np.mean`` of the gathered
   resample. That is ``scipy.stats.bootstrap``'s own draw and arithmetic: with
@@ -37,8 +39,11 @@ from numpy.typing import NDArray
 FloatArray = NDArray[np.float64]
 
 EXACT_LIMIT = 1000
+# A pair whose models ran different task sets has a shared set of its own: up to M^2/2 of
+# them, each a fresh B x n draw when exact. Above this size they take the Poisson weights.
+EXACT_PAIR_LIMIT = 200
 
-# Resample indices drawn at once (~0.5 MiB): the gathered block is summed while still in cache.
+# Values gathered at once (~1 MiB): the gathered block is summed while still in cache.
 CHUNK_ELEMENTS = 1 << 17
 
 _DOMAIN = b"leaderboard-action resample v1\x00"
@@ -71,14 +76,15 @@ def resampled_means(values: FloatArray, n_resamples: int, rng: np.random.Generat
     """
     k, n = values.shape
     out = np.empty((k, n_resamples))
-    rows = max(1, CHUNK_ELEMENTS // n)
+    # Chunks of ~1 MiB of gathered values whatever B, n and k: each is summed while still in cache.
+    rows = max(1, CHUNK_ELEMENTS // (n * max(1, k)))
     index_type = np.int32 if n < 2**31 else np.int64  # the same values as int64, half the traffic
     for start in range(0, n_resamples, rows):
         stop = min(n_resamples, start + rows)
         idx = rng.integers(0, n, (stop - start, n), dtype=index_type)
-        for r in range(k):
-            # take + sum / n is np.mean's own arithmetic (pairwise sum, then a true divide).
-            out[r, start:stop] = np.take(values[r], idx).sum(axis=-1) / n
+        # take + sum / n is np.mean's own arithmetic (a pairwise sum along the last axis, then a
+        # true divide), row by row as scipy does it, for every model at once.
+        out[:, start:stop] = np.take(values, idx, axis=1).sum(axis=-1) / n
     return out
 
 

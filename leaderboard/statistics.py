@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 from .records import EvalRun, LeaderboardRow, PairwiseDiff
 from .resampling import (
     EXACT_LIMIT,
+    EXACT_PAIR_LIMIT,
     FloatArray,
     encode_ids,
     keyed_rng,
@@ -236,11 +237,11 @@ class _Engine:
         # resampled mean of the per-task differences (and exactly 0 for identical models).
         out[same] = theta[a_idx[same]] - theta[b_idx[same]]
         n_shared = self.shared_counts()[a_idx, b_idx]
-        for p in np.flatnonzero(~same & (n_shared > 0) & (n_shared <= EXACT_LIMIT)):
+        for p in np.flatnonzero(~same & (n_shared > 0) & (n_shared <= EXACT_PAIR_LIMIT)):
             columns = np.flatnonzero(present[a_idx[p]] & present[b_idx[p]])
             both = self.exact([int(a_idx[p]), int(b_idx[p])], columns)
             out[p] = both[0] - both[1]
-        large = np.flatnonzero(~same & (n_shared > EXACT_LIMIT))
+        large = np.flatnonzero(~same & (n_shared > EXACT_PAIR_LIMIT))
         if large.size:
             la, lb = a_idx[large], b_idx[large]
             shared = present[la] & present[lb]

@@ -20,7 +20,7 @@ from leaderboard import (
     bootstrap_pairwise_diff,
     pairwise_diffs,
 )
-from leaderboard.resampling import EXACT_LIMIT, encode_ids, keyed_rng
+from leaderboard.resampling import EXACT_LIMIT, EXACT_PAIR_LIMIT, encode_ids, keyed_rng
 
 
 def scipy_ci(x: np.ndarray, b: int, alpha: float, seed: int) -> tuple[float, float]:
@@ -321,6 +321,18 @@ def test_large_task_sets_use_a_poisson_bootstrap_close_to_the_exact_one() -> Non
     # Monte Carlo error of a 2.5% quantile from 2000 resamples is a few % of the width.
     assert abs(row.mean_ci_lo - lo) < 0.08 * width
     assert abs(row.mean_ci_hi - hi) < 0.08 * width
+
+
+def test_a_pair_with_its_own_large_shared_set_is_close_to_the_exact_paired_bootstrap() -> None:
+    rng = np.random.default_rng(12)
+    n = EXACT_PAIR_LIMIT + 150
+    a, b = rng.beta(3, 2, n), rng.beta(2, 2, n)
+    runs = [run("a", f"t{i}", float(x)) for i, x in enumerate(a)] + [run("a", "only-a", 0.5)]
+    runs += [run("b", f"t{i}", float(x)) for i, x in enumerate(b)] + [run("b", "only-b", 0.5)]
+    (pair,) = pairwise_diffs(runs, b=2000)
+    lo, hi = scipy_ci(a - b, 2000, 0.05, 0)
+    assert pair.n_shared == n
+    assert abs(pair.ci_lo - lo) < 0.08 * (hi - lo) and abs(pair.ci_hi - hi) < 0.08 * (hi - lo)
 
 
 # --- validation -----------------------------------------------------------------------------------
