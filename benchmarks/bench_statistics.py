@@ -180,6 +180,15 @@ def main() -> None:
             results["speedup_vs_baseline"] = round(baseline / best, 1)
             print("baseline", baseline, flush=True)
 
+    # The slowest shape for the exact bootstrap: every pair has a shared set of its own just
+    # under EXACT_PAIR_LIMIT, each a fresh B x n draw.
+    runs = suite(50, 200, 0.1)
+    results["exact_pairs_missing10_50x200_b1000"] = {
+        "records": len(runs),
+        "best_s": round(timed(lambda: both(runs, 1000), 3)[0], 3),
+    }
+    print("exact pairs", results["exact_pairs_missing10_50x200_b1000"], flush=True)
+
     results["jsonl_load_1M"] = jsonl_load(1_000_000)
     print(json.dumps(results, indent=2))
 
