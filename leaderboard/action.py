@@ -25,7 +25,7 @@ from .github_api import CommentOutcome, CommentRefused, CommentThread, GitHubUna
 from .loading import load_runs
 from .rendering import leaderboard_table, md_text, render_json
 from .settings import Settings, SettingsError, parse_settings
-from .statistics import analyse
+from .statistics import Leaderboard, analyse
 from .validation import InvalidEvalRuns, Problem
 from .workflow import SUMMARY_LIMIT, add_mask, annotate, append_summary, commands_stopped, set_outputs
 
@@ -109,16 +109,10 @@ def _run(env: Mapping[str, str], client_factory: ClientFactory) -> int:
     board = analyse(
         runs, b=settings.bootstrap_samples, alpha=settings.alpha, seed=settings.seed, rank_by=settings.rank_by
     )
-    out_dir = Path(settings.workspace) / OUTPUT_DIR / settings.comment_key.replace("/", "-")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "report.json").write_text(render_json(board), encoding="utf-8")
-    (out_dir / "leaderboard.md").write_text(full_markdown(board, title=settings.title), encoding="utf-8")
-    relative = out_dir.relative_to(
-        settings.workspace
-    ).as_posix()  # paths later steps can use, in or out of the container
+    report, markdown = _write_files(settings, board)
     outputs = {
-        "report": f"{relative}/report.json",
-        "markdown": f"{relative}/leaderboard.md",
+        "report": report,
+        "markdown": markdown,
         "top-model": board.rows[0].model_id if board.rows else "",
         "models": str(board.n_models),
         "tasks": str(board.n_tasks),
@@ -146,6 +140,20 @@ def _run(env: Mapping[str, str], client_factory: ClientFactory) -> int:
             outputs["comment-url"] = outcome.url or ""
     set_outputs(settings.output_path, outputs)
     return status
+
+
+def _write_files(settings: Settings, board: Leaderboard) -> tuple[str, str]:
+    """The JSON report and the full markdown, under the workspace.
+
+    The paths returned are relative to the workspace: the container sees it at
+    /github/workspace, later steps on the runner elsewhere, and both resolve these.
+    """
+    out_dir = Path(settings.workspace) / OUTPUT_DIR / settings.comment_key.replace("/", "-")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "report.json").write_text(render_json(board), encoding="utf-8")
+    (out_dir / "leaderboard.md").write_text(full_markdown(board, title=settings.title), encoding="utf-8")
+    relative = out_dir.relative_to(settings.workspace).as_posix()
+    return f"{relative}/report.json", f"{relative}/leaderboard.md"
 
 
 def _pull_request(settings: Settings) -> int | None:
