@@ -34,7 +34,11 @@ class _Sink:
         self.rejected: list[tuple[str, str, Source]] = []
 
 
-def _build(record: dict[str, Any], source: Source, sink: _Sink) -> EvalRun | None:
+def _build(record: object, source: Source, sink: _Sink) -> EvalRun | None:
+    """The EvalRun a parsed record describes, or None with its problems noted in ``sink``."""
+    if not isinstance(record, dict):
+        sink.problems.append(_not_an_object(record, source))
+        return None
     get = record.get
     model_id, task_id, metric = get("model_id"), get("task_id"), get("metric_name")
     score, category, weight = get("score"), get("category", "general"), get("weight", 1.0)
@@ -134,9 +138,6 @@ def _read_jsonl(path: Path, name: str, sink: _Sink) -> Iterator[EvalRun]:
                     Problem(message=f"invalid JSON: {exc.msg} (column {exc.colno})", file=name, line=number)
                 )
                 continue
-            if not isinstance(value, dict):
-                sink.problems.append(_not_an_object(value, source))
-                continue
             run = _build(value, source, sink)
             if run is not None:
                 yield run
@@ -205,11 +206,7 @@ def _read_json(path: Path, name: str, sink: _Sink) -> Iterator[EvalRun]:
         for offset, value in _json_records(text):
             line += text.count("\n", last, offset)
             last = offset
-            source = Source(name, line)
-            if not isinstance(value, dict):
-                sink.problems.append(_not_an_object(value, source))
-                continue
-            run = _build(value, source, sink)
+            run = _build(value, Source(name, line), sink)
             if run is not None:
                 yield run
     except json.JSONDecodeError as exc:

@@ -2,19 +2,11 @@
 
 from __future__ import annotations
 
+from leaderboard.settings import DEFAULTS
+
 TOKEN = "test-token"
-INPUT_DEFAULTS = {
-    "runs": "results/*.jsonl",
-    "github-token": TOKEN,
-    "comment": "update",
-    "comment-key": "leaderboard",
-    "title": "Model leaderboard",
-    "alpha": "0.05",
-    "bootstrap-samples": "500",
-    "seed": "0",
-    "rank-by": "mean",
-    "pr-number": "",
-}
+# What the runner passes when a workflow gives only `runs`: action.yml's defaults, the token expanded.
+INPUT_DEFAULTS = {**DEFAULTS, "runs": "results/*.jsonl", "github-token": TOKEN}
 
 
 def runner_env(
