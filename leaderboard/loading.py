@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .records import EvalRun, Source
-from .validation import FIELDS, InvalidEvalRuns, Problem, check_fields
+from .validation import FIELDS, InvalidEvalRuns, Problem, check_fields, printable
 
 FORMATS = (".json", ".jsonl", ".csv")
 
@@ -106,7 +106,10 @@ def _duplicates(runs: list[EvalRun], rejected: list[tuple[str, str, Source]], fi
         for model_id, task_id, source in seen[1:]:
             problems.append(
                 Problem(
-                    message=f"duplicate (model_id, task_id) = ({model_id!r}, {task_id!r}); first seen at {first}",
+                    message=(
+                        f"duplicate (model_id, task_id) = ({model_id!r}, {task_id!r}); "
+                        f"first seen at {printable(str(first))}"
+                    ),
                     file=source.file,
                     line=source.line,
                     field="task_id",

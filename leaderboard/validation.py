@@ -14,6 +14,13 @@ OPTIONAL_FIELDS = ("category", "weight")
 FIELDS = REQUIRED_FIELDS + OPTIONAL_FIELDS
 
 
+def printable(text: str) -> str:
+    """``text`` on one line: control and other unprintable characters shown as escapes."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
+
+
 @dataclass(frozen=True)
 class Problem:
     """One thing wrong with the input, located as precisely as it can be."""
@@ -33,8 +40,9 @@ class Problem:
         return "input"
 
     def __str__(self) -> str:
-        where = self.location
-        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        where = printable(self.location)
+        message = printable(self.message)
+        return f"{where}: {self.field}: {message}" if self.field else f"{where}: {message}"
 
 
 def _problem_order(p: Problem) -> tuple[str, int, int, str, str]:

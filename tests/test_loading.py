@@ -175,3 +175,9 @@ def test_paths_outside_the_root_are_refused(tmp_path: Path) -> None:
 def test_load_file_reads_one_file(tmp_path: Path) -> None:
     f = write(tmp_path / "r.jsonl", json.dumps(RECORD) + "\n")
     assert load_file(f) == [EvalRun("m", "t1", "acc", 0.5)]
+
+
+def test_every_problem_prints_on_one_line_whatever_the_file_name(tmp_path: Path) -> None:
+    f = write(tmp_path / "odd\nname.jsonl", json.dumps({**RECORD, "score": 2}) + "\n")
+    (problem,) = problems_of([str(f)])
+    assert "\n" not in problem and "odd\\nname.jsonl:1: score:" in problem
