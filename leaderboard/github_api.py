@@ -26,12 +26,13 @@ from .comment import marker, same_content
 
 # The identity behind the workflow's GITHUB_TOKEN, for which GET /user answers 403.
 ACTIONS_BOT = "github-actions[bot]"
-REQUEST_TIMEOUT = 8  # seconds per HTTP request
-# No call starts after DEADLINE seconds, and one call lasts at most 3 tries x 8 s + 1.5 s of
-# backoff, so the whole update ends within 30 + 25.5 s: under a minute, as promised.
+REQUEST_TIMEOUT = 5  # seconds per HTTP request; GitHub answers these calls in well under one
+RETRY_WAIT = 5.0  # longest wait PyGithub's retry may make between tries (rate limit or backoff)
+# No call starts after DEADLINE seconds, and one call lasts at most 3 tries x 5 s + 2 waits
+# x 5 s, so the whole update ends within 30 + 25 s: under a minute, as promised.
 DEADLINE = 30.0
 CREATE_ATTEMPTS = 3
-MAX_WAIT = 20.0  # longest single wait for a rate limit or backoff
+MAX_WAIT = 20.0  # longest wait between our own create attempts (never past the deadline)
 
 
 class CommentRefused(Exception):
@@ -61,9 +62,9 @@ def make_client(token: str, api_url: str) -> Github:
         status_forcelist=list(range(500, 600)),
         # No POST: a create retried after a lost response would post a second comment.
         allowed_methods=frozenset({"GET", "HEAD", "OPTIONS", "PATCH", "PUT", "DELETE"}),
-        secondary_rate_wait=5,
-        max_rate_limit_wait=MAX_WAIT,
-        backoff_max=MAX_WAIT,
+        secondary_rate_wait=RETRY_WAIT,
+        max_rate_limit_wait=RETRY_WAIT,
+        backoff_max=RETRY_WAIT,
     )
     return Github(
         auth=Auth.Token(token),
