@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -30,6 +31,7 @@ class Fault:
     headers: dict[str, str] = field(default_factory=dict)
     message: str = "Server Error"
     after: bool = False
+    delay: float = 0.0  # seconds to hang before answering
 
 
 @dataclass
@@ -143,8 +145,11 @@ class FakeGitHub:
                     )
                     if fault is not None:
                         fault.times -= 1
-                        if not fault.after:
-                            return self._send(fault.status, {"message": fault.message}, fault.headers)
+                if fault is not None and fault.delay:
+                    time.sleep(fault.delay)  # outside the lock: other requests go on
+                with fake._lock:
+                    if fault is not None and not fault.after:
+                        return self._send(fault.status, {"message": fault.message}, fault.headers)
                     token = (auth or "").split(" ", 1)[-1]
                     login = fake.tokens.get(token)
                     if login is None:

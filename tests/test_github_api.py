@@ -145,6 +145,14 @@ def test_persistent_server_errors_end_in_a_clear_error_within_a_minute(fake_gith
     assert len(fake_github.calls("GET")) == 1 + 3  # /user, then the list and two retries
 
 
+def test_a_hanging_api_ends_in_a_clear_error_within_a_minute(fake_github) -> None:
+    fake_github.faults.append(Fault("GET", r".*/comments", 200, times=100, delay=7))
+    start = time.monotonic()
+    with pytest.raises(GitHubUnavailable, match="listing the PR's comments failed"):
+        thread(fake_github).upsert(BODY)
+    assert time.monotonic() - start < 60
+
+
 def test_an_unreachable_api_is_a_clear_error(fake_github) -> None:
     url = fake_github.url
     fake_github.stop()
