@@ -59,7 +59,6 @@ class Settings:
     run_id: str | None
     output_path: str | None
     summary_path: str | None
-    debug: bool
     on_runner: bool
 
     @property
@@ -164,6 +163,5 @@ def parse_settings(environ: Mapping[str, str]) -> Settings:
         run_id=environ.get("GITHUB_RUN_ID") or None,
         output_path=environ.get("GITHUB_OUTPUT") or None,
         summary_path=environ.get("GITHUB_STEP_SUMMARY") or None,
-        debug=environ.get("RUNNER_DEBUG") == "1",
         on_runner=environ.get("GITHUB_ACTIONS") == "true",
     )

@@ -7,7 +7,6 @@ message ``%``, CR and LF are percent-encoded; in a property ``:`` and ``,`` too.
 from __future__ import annotations
 
 import contextlib
-import os
 import secrets
 import sys
 from collections.abc import Iterator, Mapping
@@ -89,7 +88,3 @@ def append_summary(path: str | None, markdown: str) -> bool:
     with open(path, "a", encoding="utf-8") as handle:
         handle.write(markdown if markdown.endswith("\n") else markdown + "\n")
     return True
-
-
-def debug_enabled(environ: Mapping[str, str] = os.environ) -> bool:
-    return environ.get("RUNNER_DEBUG") == "1" or environ.get("ACTIONS_STEP_DEBUG", "").lower() == "true"
