@@ -7,7 +7,7 @@ README) say what is resampled for each number.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, Literal
@@ -176,27 +176,33 @@ class _Engine:
         rng = keyed_rng(self.seed, [self._encoded[t] for t in columns])
         return resampled_means(self.matrix.scores[np.ix_(np.asarray(rows, dtype=np.intp), columns)], self.b, rng)
 
-    def poisson(self, values: FloatArray, masks: NDArray[np.bool_]) -> FloatArray:
-        """Poisson-weighted means of each row of ``values`` (zero outside its mask) over its mask.
+    def poisson(self, n_items: int, items: Callable[[int, int], tuple[FloatArray, NDArray[np.bool_]]]) -> FloatArray:
+        """Poisson-weighted means of ``n_items`` rows, each over its own mask.
 
-        Returns (rows, b). One weight matrix serves every row: rows are processed in
-        groups and weights in row blocks so memory stays bounded (~100 MiB).
+        ``items(i, j)`` gives rows i..j-1 as (values, zero outside the mask; mask). Returns
+        (n_items, b). One weight matrix serves every row; rows come in groups and weights in
+        row blocks, so memory stays bounded whatever the number of models, pairs or tasks.
         """
-        n_items, n_tasks = values.shape
+        n_tasks = len(self.matrix.task_ids)
         out = np.empty((n_items, self.b))
         keys = task_keys(self.seed, self._encoded)
-        masks32 = masks.astype(np.float32)  # 0/1 and integer weights: float32 sums them exactly
         block = max(1, min(self.b, _WEIGHT_ELEMENTS // max(1, n_tasks)))
+        # Rows are cheap to rebuild, but not free: keep them when they are small enough.
+        groups = range(0, n_items, _ITEM_GROUP)
+        kept = (
+            [items(g, min(n_items, g + _ITEM_GROUP)) for g in groups] if n_items * n_tasks <= _KEEP_ELEMENTS else None
+        )
         for start in range(0, self.b, block):
             stop = min(self.b, start + block)
             weights = poisson_weights(keys, start, stop - start)
-            weights32 = weights.astype(np.float32)
-            for g in range(0, n_items, _ITEM_GROUP):
-                total = (weights32 @ masks32[g : g + _ITEM_GROUP].T).astype(np.float64)
-                sums = weights @ values[g : g + _ITEM_GROUP].T
-                # A zero total needs every weight of a > EXACT_LIMIT set to be 0: p < e^-1000.
+            weights32 = weights.astype(np.float32)  # small integers: float32 sums them exactly
+            for k, g in enumerate(groups):
+                values, masks = kept[k] if kept is not None else items(g, min(n_items, g + _ITEM_GROUP))
+                total = (weights32 @ masks.T.astype(np.float32)).astype(np.float64)
+                sums = weights @ values.T
+                # A zero total needs every weight of a large set to be 0: p < e^-200.
                 np.divide(sums, total, out=sums, where=total > 0)
-                out[g : g + _ITEM_GROUP, start:stop] = sums.T
+                out[g : g + len(values), start:stop] = sums.T
         return out
 
     def models(self) -> FloatArray:
@@ -220,7 +226,8 @@ class _Engine:
             ]
             first = sorted(set(inverse))
             where = {row: k for k, row in enumerate(first)}
-            theta[large] = self.poisson(values[first], masks[first])[[where[row] for row in inverse]]
+            resampled = self.poisson(len(first), lambda i, j: (values[first[i:j]], masks[first[i:j]]))
+            theta[large] = resampled[[where[row] for row in inverse]]
         return theta
 
     def pairs(self, listed: Sequence[tuple[int, int]], theta: FloatArray) -> FloatArray:
@@ -244,9 +251,12 @@ class _Engine:
         large = np.flatnonzero(~same & (n_shared > EXACT_PAIR_LIMIT))
         if large.size:
             la, lb = a_idx[large], b_idx[large]
-            shared = present[la] & present[lb]
-            diffs = np.where(shared, self._filled[la] - self._filled[lb], 0.0)
-            out[large] = self.poisson(diffs, shared)
+
+            def rows(i: int, j: int) -> tuple[FloatArray, NDArray[np.bool_]]:
+                shared = present[la[i:j]] & present[lb[i:j]]
+                return np.where(shared, self._filled[la[i:j]] - self._filled[lb[i:j]], 0.0), shared
+
+            out[large] = self.poisson(large.size, rows)
         return out
 
     def _group_of(self) -> NDArray[np.int64]:
@@ -262,9 +272,11 @@ class _Engine:
         return counts
 
 
-# Poisson weights held at once (~8 MiB) and rows per matrix product.
-_WEIGHT_ELEMENTS = 1 << 20
+# Poisson weights held at once (~32 MiB), rows per matrix product, and the most row values
+# kept between weight blocks (~128 MiB) before they are rebuilt for each block instead.
+_WEIGHT_ELEMENTS = 1 << 22
 _ITEM_GROUP = 256
+_KEEP_ELEMENTS = 1 << 24
 
 
 def _order(model_ids: Sequence[str], means: FloatArray, rates: FloatArray, rank_by: RankBy) -> list[int]:

@@ -391,3 +391,15 @@ def test_any_order_of_the_records_gives_the_same_report(scores: dict, order: ran
     shuffled = runs[:]
     order.shuffle(shuffled)
     assert render_json(analyse(runs, b=50)) == render_json(analyse(shuffled, b=50))
+
+
+def test_poisson_rows_rebuilt_per_block_give_the_same_numbers_as_rows_kept(monkeypatch) -> None:
+    import leaderboard.statistics as engine
+
+    rng = np.random.default_rng(8)
+    n = EXACT_LIMIT + 50
+    runs = [run(m, f"t{i}", float(rng.random())) for m in "abcd" for i in range(n) if rng.random() > 0.1]
+    monkeypatch.setattr(engine, "_WEIGHT_ELEMENTS", 50 * n)  # several weight blocks
+    kept = analyse(runs, b=300)
+    monkeypatch.setattr(engine, "_KEEP_ELEMENTS", 0)
+    assert analyse(runs, b=300) == kept
