@@ -24,7 +24,7 @@ from github.IssueComment import IssueComment
 
 from .comment import marker, same_content
 
-# The identity behind the workflow's GITHUB_TOKEN, for which GET /user answers 403.
+# The identity behind the workflow's GITHUB_TOKEN (for which GET /user answers 403).
 ACTIONS_BOT = "github-actions[bot]"
 REQUEST_TIMEOUT = 5  # seconds per HTTP request; GitHub answers these calls in well under one
 RETRY_WAIT = 5.0  # longest wait PyGithub's retry may make between tries (rate limit or backoff)
@@ -32,6 +32,7 @@ RETRY_WAIT = 5.0  # longest wait PyGithub's retry may make between tries (rate l
 # x 5 s, so the whole update ends within 30 + 25 s: under a minute, as promised.
 DEADLINE = 30.0
 CREATE_ATTEMPTS = 3
+WRITE_SPACING = 1.0  # GitHub asks for a second between content-changing requests
 MAX_WAIT = 20.0  # longest wait between our own create attempts (never past the deadline)
 
 
@@ -73,8 +74,10 @@ def make_client(token: str, api_url: str) -> Github:
         per_page=100,
         retry=retry,
         lazy=True,  # no GET of the repository or the issue: their URLs are all we need
+        # Reads are not paced; writes are paced by CommentThread itself, because PyGithub's
+        # pacing takes every POST for a write, the read-only GraphQL query included.
         seconds_between_requests=None,
-        seconds_between_writes=1.0,
+        seconds_between_writes=None,
     )
 
 
@@ -129,6 +132,18 @@ class CommentThread:
         self._clock = clock
         self._deadline = clock() + DEADLINE
         self._identity: str | None = None
+        self._last_write: float | None = None
+
+    def _pace_write(self) -> None:
+        if self._last_write is not None:
+            wait = self._last_write + WRITE_SPACING - self._clock()
+            if wait > 0:
+                self._sleep(wait)
+        self._last_write = self._clock()
+
+    def _write(self, what: str, fn: Callable[[], Any]) -> Any:
+        self._pace_write()
+        return self._call(what, fn)
 
     def _call(self, what: str, fn: Callable[[], Any]) -> Any:
         """Run one API call, turning PyGithub's and requests' failures into ours."""
@@ -146,23 +161,40 @@ class CommentThread:
             raise GitHubUnavailable(f"{what} failed: {type(exc).__name__}") from exc
 
     def identity(self) -> str:
-        """The token's login; the Actions bot when GET /user is forbidden (the workflow token)."""
+        """The token's login: the comments of this login, and no one else's, are ours.
+
+        GraphQL's ``viewer`` answers for every kind of token: a person's, the workflow's
+        (github-actions[bot]) and a GitHub App's installation token (<app>[bot]), where
+        REST ``GET /user`` refuses installation tokens with 403. ``GET /user`` is the
+        fallback where GraphQL is unavailable; the Actions bot the last resort.
+        """
         if self._identity is None:
-            # The expected 403 is not news: keep PyGithub's retry logger from printing it.
-            quiet = logging.getLogger("github.GithubRetry")
-            level = quiet.level
-            quiet.setLevel(logging.ERROR)
-            try:
-                self._identity = str(self._gh.get_user().login)
-            except GithubException as exc:
-                if exc.status not in (401, 403, 404):
-                    raise GitHubUnavailable(f"GET /user failed: HTTP {exc.status}: {_message(exc)}") from exc
-                self._identity = ACTIONS_BOT
-            except requests.RequestException as exc:
-                raise GitHubUnavailable(f"GET /user failed: {type(exc).__name__}") from exc
-            finally:
-                quiet.setLevel(level)
+            self._identity = self._viewer_login() or self._user_login() or ACTIONS_BOT
         return self._identity
+
+    def _viewer_login(self) -> str | None:
+        try:
+            _, data = self._gh.requester.graphql_query("query { viewer { login } }", {})
+            login = data["data"]["viewer"]["login"]
+        except (GithubException, requests.RequestException, KeyError, TypeError):
+            return None
+        return login if isinstance(login, str) and login else None
+
+    def _user_login(self) -> str | None:
+        # The expected 403 (an installation token) is not news: keep PyGithub's retry logger quiet.
+        quiet = logging.getLogger("github.GithubRetry")
+        level = quiet.level
+        quiet.setLevel(logging.ERROR)
+        try:
+            return str(self._gh.get_user().login)
+        except GithubException as exc:
+            if exc.status in (401, 403, 404):
+                return None
+            raise GitHubUnavailable(f"GET /user failed: HTTP {exc.status}: {_message(exc)}") from exc
+        except requests.RequestException as exc:
+            raise GitHubUnavailable(f"GET /user failed: {type(exc).__name__}") from exc
+        finally:
+            quiet.setLevel(level)
 
     def own_comments(self) -> list[IssueComment]:
         """This key's comments by this identity, oldest first. Others' copies of the marker don't count."""
@@ -178,7 +210,7 @@ class CommentThread:
     def _dedupe(self, mine: list[IssueComment]) -> int:
         """A race left several: keep the oldest, delete the rest (ours alone)."""
         for extra in mine[1:]:
-            self._call(f"deleting duplicate comment {extra.id}", extra.delete)
+            self._write(f"deleting duplicate comment {extra.id}", extra.delete)
         return len(mine) - 1
 
     def upsert(self, body: str) -> CommentOutcome:
@@ -197,7 +229,7 @@ class CommentThread:
         keep = mine[0]
         if same_content(keep.body or "", body):
             return CommentOutcome("unchanged" if action == "updated" else action, keep.id, keep.html_url, deleted)
-        self._call(f"editing comment {keep.id}", partial(keep.edit, body))
+        self._write(f"editing comment {keep.id}", partial(keep.edit, body))
         return CommentOutcome(action, keep.id, keep.html_url, deleted)
 
     def _create(self, body: str) -> CommentOutcome:
@@ -206,6 +238,7 @@ class CommentThread:
             if self._clock() > self._deadline:
                 break
             try:
+                self._pace_write()
                 created = self._issue.create_comment(body)
                 return CommentOutcome("created", created.id, created.html_url)
             except GithubException as exc:

@@ -71,10 +71,12 @@ def main() -> int:
             failures.append("the token appeared in the log")
 
         code, log = docker_run(image, base, fake.url, "results/*.jsonl")
-        if code != 0 or len(fake.thread("octo/evals", 7)) != 1 or len(fake.calls("POST")) != 1:
-            failures.append("a second identical run wrote again")
-        if fake.calls("PATCH"):
-            failures.append("an unchanged body was sent again")
+        if (
+            code != 0
+            or len(fake.thread("octo/evals", 7)) != 1
+            or fake.writes() != ["POST /repos/octo/evals/issues/7/comments"]
+        ):
+            failures.append(f"a second identical run wrote again: {fake.writes()}")
 
         (base / "workspace" / "results" / "bad.jsonl").write_text(
             '{"model_id": "m", "task_id": "t", "metric_name": "acc", "score": 1.5}\n'

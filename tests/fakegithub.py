@@ -47,6 +47,7 @@ class FakeGitHub:
     def __init__(self) -> None:
         self.tokens: dict[str, str] = {"test-token": BOT}
         self.user_status = 403  # GET /user with the workflow token
+        self.graphql_status = 200
         self.comments: dict[tuple[str, int], list[dict[str, Any]]] = {}
         self.faults: list[Fault] = []
         self.requests: list[Request] = []
@@ -75,6 +76,14 @@ class FakeGitHub:
 
     def calls(self, method: str | None = None) -> list[Request]:
         return [r for r in self.requests if method is None or r.method == method]
+
+    def writes(self) -> list[str]:
+        """The requests that change something (a GraphQL query is a POST that does not)."""
+        return [
+            f"{r.method} {r.path}"
+            for r in self.requests
+            if r.method in ("POST", "PATCH", "DELETE") and r.path != "/graphql"
+        ]
 
     # --- the API ---------------------------------------------------------------------------
 
@@ -162,6 +171,12 @@ class FakeGitHub:
             def _route(
                 self, method: str, path: str, query: dict[str, list[str]], body: Any, login: str
             ) -> tuple[int, Any, dict[str, str]]:
+                if method == "POST" and path == "/graphql":
+                    if fake.graphql_status != 200:
+                        return fake.graphql_status, {"message": "Not Found"}, {}
+                    if "viewer" not in str((body or {}).get("query")):
+                        return 200, {"errors": [{"message": "unsupported query"}]}, {}
+                    return 200, {"data": {"viewer": {"login": login}}}, {}
                 if method == "GET" and path == "/user":
                     if fake.user_status != 200:
                         return fake.user_status, {"message": "Resource not accessible by integration"}, {}

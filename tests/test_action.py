@@ -112,7 +112,7 @@ def test_a_second_run_on_the_same_input_writes_nothing(workspace: Path, fake_git
     again = run_action(workspace, fake_github.url, GITHUB_RUN_ID="4243")
     assert again.code == 0 and "Unchanged leaderboard comment" in again.stdout
     assert fake_github.thread()[0]["body"] == body
-    assert [r.method for r in fake_github.requests if r.method != "GET"] == ["POST"]
+    assert fake_github.writes() == ["POST /repos/octo/evals/issues/7/comments"]
     assert again.outputs["comment-id"] == str(fake_github.thread()[0]["id"])
 
 

@@ -19,7 +19,7 @@ def thread(fake, token: str = "test-token", key: str = KEY) -> CommentThread:
 
 
 def writes(fake) -> list[str]:
-    return [f"{r.method} {r.path}" for r in fake.requests if r.method in ("POST", "PATCH", "DELETE")]
+    return fake.writes()
 
 
 def test_creates_one_comment_after_reading_every_page(fake_github) -> None:
@@ -28,7 +28,7 @@ def test_creates_one_comment_after_reading_every_page(fake_github) -> None:
     outcome = thread(fake_github).upsert(BODY)
     assert outcome.action == "created" and outcome.url.endswith(f"#issuecomment-{outcome.comment_id}")
     assert [(r.method, r.path, r.query.get("page", ["1"])[0]) for r in fake_github.requests] == [
-        ("GET", "/user", "1"),
+        ("POST", "/graphql", "1"),
         ("GET", f"/repos/{REPO}/issues/{PR}/comments", "1"),
         ("GET", f"/repos/{REPO}/issues/{PR}/comments", "2"),
         ("GET", f"/repos/{REPO}/issues/{PR}/comments", "3"),
@@ -53,14 +53,33 @@ def test_an_unchanged_body_is_not_sent_again(fake_github) -> None:
     assert outcome.action == "unchanged" and len(writes(fake_github)) == 1
 
 
-def test_the_workflow_tokens_403_on_get_user_means_the_actions_bot(fake_github) -> None:
+def test_the_workflow_token_is_the_actions_bot(fake_github) -> None:
     assert thread(fake_github).identity() == BOT
+    assert [r.path for r in fake_github.requests] == ["/graphql"]
 
 
-def test_a_personal_token_is_identified_by_get_user(fake_github) -> None:
+def test_a_personal_token_is_its_user(fake_github) -> None:
+    fake_github.tokens["pat"] = "alice"
+    assert thread(fake_github, token="pat").identity() == "alice"
+
+
+def test_a_github_app_token_is_the_apps_bot_and_leaves_the_actions_bots_comment_alone(fake_github) -> None:
+    fake_github.tokens["ghs_app"] = "evals-app[bot]"
+    theirs = fake_github.add_comment(REPO, PR, marker(KEY) + "\nby the workflow token")
+    ours = fake_github.add_comment(REPO, PR, marker(KEY) + "\nold", login="evals-app[bot]")
+    outcome = thread(fake_github, token="ghs_app").upsert(BODY)
+    assert (outcome.action, outcome.comment_id) == ("updated", ours["id"])
+    assert theirs["body"].endswith("by the workflow token")
+
+
+def test_without_graphql_get_user_answers_and_its_403_means_the_actions_bot(fake_github) -> None:
+    fake_github.graphql_status = 404
     fake_github.tokens["pat"] = "alice"
     fake_github.user_status = 200
     assert thread(fake_github, token="pat").identity() == "alice"
+    fake_github.user_status = 403
+    assert thread(fake_github).identity() == BOT
+    assert [r.path for r in fake_github.requests] == ["/graphql", "/user", "/graphql", "/user"]
 
 
 def test_another_users_comment_with_the_marker_is_never_touched(fake_github) -> None:
@@ -94,7 +113,7 @@ def test_duplicates_from_a_race_are_reduced_to_the_oldest(fake_github) -> None:
 def test_a_500_then_ok_on_a_read_is_retried(fake_github) -> None:
     fake_github.faults.append(Fault("GET", rf"/repos/{REPO}/issues/{PR}/comments", 500))
     assert thread(fake_github).upsert(BODY).action == "created"
-    assert len(fake_github.calls("GET")) == 3  # /user, the failed list, its retry
+    assert len(fake_github.calls("GET")) == 2  # the failed list, its retry
 
 
 def test_a_create_whose_answer_was_lost_is_not_repeated(fake_github) -> None:
@@ -108,17 +127,41 @@ def test_a_create_that_failed_is_tried_again_after_looking(fake_github) -> None:
     fake_github.faults.append(Fault("POST", rf"/repos/{REPO}/issues/{PR}/comments", 503))
     outcome = thread(fake_github).upsert(BODY)
     assert outcome.action == "created" and len(fake_github.thread()) == 1
-    assert len(fake_github.calls("POST")) == 2
+    assert writes(fake_github).count(f"POST /repos/{REPO}/issues/{PR}/comments") == 2
+
+
+class FakeTime:
+    """A clock that only moves when the code under test sleeps."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.waits: list[float] = []
+
+    def sleep(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        self.now += seconds
+
+    def clock(self) -> float:
+        return self.now
 
 
 def test_a_rate_limited_create_waits_as_retry_after_says(fake_github) -> None:
-    waited: list[float] = []
     fake_github.faults.append(
         Fault("POST", rf"/repos/{REPO}/issues/{PR}/comments", 403, headers={"Retry-After": "7"},
               message="You have exceeded a secondary rate limit")
     )  # fmt: skip
-    t = CommentThread(make_client("test-token", fake_github.url), REPO, PR, KEY, sleep=waited.append)
-    assert t.upsert(BODY).action == "created" and waited == [7.0]
+    t = FakeTime()
+    thread = CommentThread(make_client("test-token", fake_github.url), REPO, PR, KEY, sleep=t.sleep, clock=t.clock)
+    assert thread.upsert(BODY).action == "created" and t.waits == [7.0]
+
+
+def test_writes_are_a_second_apart(fake_github) -> None:
+    for text in ("one", "two", "three"):
+        fake_github.add_comment(REPO, PR, marker(KEY) + "\n" + text)
+    t = FakeTime()
+    thread = CommentThread(make_client("test-token", fake_github.url), REPO, PR, KEY, sleep=t.sleep, clock=t.clock)
+    thread.upsert(BODY)  # two deletes and an edit
+    assert len(fake_github.writes()) == 3 and t.waits == [1.0, 1.0]
 
 
 @pytest.mark.parametrize("status", [401, 403, 404])
@@ -142,7 +185,7 @@ def test_persistent_server_errors_end_in_a_clear_error_within_a_minute(fake_gith
     with pytest.raises(GitHubUnavailable, match="listing the PR's comments failed"):
         thread(fake_github).upsert(BODY)
     assert time.monotonic() - start < 60
-    assert len(fake_github.calls("GET")) == 1 + 3  # /user, then the list and two retries
+    assert len(fake_github.calls("GET")) == 3  # the list and two retries
 
 
 def test_a_hanging_api_ends_in_a_clear_error_within_a_minute(fake_github) -> None:
