@@ -174,11 +174,15 @@ class CommentThread:
 
     def _viewer_login(self) -> str | None:
         try:
-            _, data = self._gh.requester.graphql_query("query { viewer { login } }", {})
-            login = data["data"]["viewer"]["login"]
-        except (GithubException, requests.RequestException, KeyError, TypeError):
+            _, data = self._gh.requester.graphql_query("query { viewer { __typename login } }", {})
+            viewer = data["data"]["viewer"]
+            kind, login = viewer.get("__typename"), viewer["login"]
+        except (GithubException, requests.RequestException, KeyError, TypeError, AttributeError):
             return None
-        return login if isinstance(login, str) and login else None
+        if not isinstance(login, str) or not login:
+            return None
+        # REST, which lists the comments, writes an app's login with "[bot]"; GraphQL may not.
+        return f"{login}[bot]" if kind == "Bot" and not login.endswith("[bot]") else login
 
     def _user_login(self) -> str | None:
         # The expected 403 (an installation token) is not news: keep PyGithub's retry logger quiet.

@@ -48,6 +48,7 @@ class FakeGitHub:
         self.tokens: dict[str, str] = {"test-token": BOT}
         self.user_status = 403  # GET /user with the workflow token
         self.graphql_status = 200
+        self.graphql_bot_suffix = True  # whether GraphQL writes a bot's login with "[bot]"
         self.comments: dict[tuple[str, int], list[dict[str, Any]]] = {}
         self.faults: list[Fault] = []
         self.requests: list[Request] = []
@@ -176,7 +177,9 @@ class FakeGitHub:
                         return fake.graphql_status, {"message": "Not Found"}, {}
                     if "viewer" not in str((body or {}).get("query")):
                         return 200, {"errors": [{"message": "unsupported query"}]}, {}
-                    return 200, {"data": {"viewer": {"login": login}}}, {}
+                    is_bot = login.endswith("[bot]")
+                    shown = login if fake.graphql_bot_suffix or not is_bot else login.removesuffix("[bot]")
+                    return 200, {"data": {"viewer": {"__typename": "Bot" if is_bot else "User", "login": shown}}}, {}
                 if method == "GET" and path == "/user":
                     if fake.user_status != 200:
                         return fake.user_status, {"message": "Resource not accessible by integration"}, {}

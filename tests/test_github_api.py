@@ -72,6 +72,11 @@ def test_a_github_app_token_is_the_apps_bot_and_leaves_the_actions_bots_comment_
     assert theirs["body"].endswith("by the workflow token")
 
 
+def test_a_bot_login_without_the_bot_suffix_in_graphql_is_matched_as_rest_writes_it(fake_github) -> None:
+    fake_github.graphql_bot_suffix = False
+    assert thread(fake_github).identity() == BOT
+
+
 def test_without_graphql_get_user_answers_and_its_403_means_the_actions_bot(fake_github) -> None:
     fake_github.graphql_status = 404
     fake_github.tokens["pat"] = "alice"
