@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .records import EvalRun, Source
-from .validation import FIELDS, InvalidEvalRuns, Problem, check_fields, printable
+from .validation import FIELDS, InvalidEvalRuns, Problem, check_fields, duplicate_problem
 
 FORMATS = (".json", ".jsonl", ".csv")
 
@@ -105,15 +105,7 @@ def _duplicates(runs: list[EvalRun], rejected: list[tuple[str, str, Source]], fi
         first = seen[0][2]
         for model_id, task_id, source in seen[1:]:
             problems.append(
-                Problem(
-                    message=(
-                        f"duplicate (model_id, task_id) = ({model_id!r}, {task_id!r}); "
-                        f"first seen at {printable(str(first))}"
-                    ),
-                    file=source.file,
-                    line=source.line,
-                    field="task_id",
-                )
+                duplicate_problem(model_id, task_id, str(first), {"file": source.file, "line": source.line})
             )
     return problems
 

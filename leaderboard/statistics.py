@@ -170,6 +170,10 @@ class _Engine:
         self.seed = seed
         self._encoded = encode_ids(matrix.task_ids)
         self._filled = np.where(matrix.present, matrix.scores, 0.0)
+        self._sets = list(_task_sets(matrix.present).values())
+        # (models, models): how many tasks each pair both ran. 0/1 in float32 counts exactly to 2^24.
+        present = matrix.present.astype(np.float32)
+        self.shared_counts: NDArray[np.int64] = np.rint(present @ present.T).astype(np.int64)
 
     def exact(self, rows: Sequence[int], columns: NDArray[np.intp]) -> FloatArray:
         """Exact bootstrap means of the given models over the given tasks, on one keyed draw."""
@@ -210,7 +214,7 @@ class _Engine:
         matrix = self.matrix
         theta = np.empty((len(matrix.model_ids), self.b))
         large: list[int] = []
-        for members in _task_sets(matrix.present).values():
+        for members in self._sets:
             columns = np.flatnonzero(matrix.present[members[0]])
             if columns.size <= EXACT_LIMIT:
                 theta[members] = self.exact(members, columns)
@@ -238,12 +242,14 @@ class _Engine:
             return out
         a_idx = np.array([a for a, _ in listed])
         b_idx = np.array([b for _, b in listed])
-        group = self._group_of()
+        group = np.empty(len(self.matrix.model_ids), dtype=np.int64)
+        for g, members in enumerate(self._sets):
+            group[members] = g
         same = group[a_idx] == group[b_idx]
         # One task set, one set of resamples: the difference of the resampled means is the
         # resampled mean of the per-task differences (and exactly 0 for identical models).
         out[same] = theta[a_idx[same]] - theta[b_idx[same]]
-        n_shared = self.shared_counts()[a_idx, b_idx]
+        n_shared = self.shared_counts[a_idx, b_idx]
         for p in np.flatnonzero(~same & (n_shared > 0) & (n_shared <= EXACT_PAIR_LIMIT)):
             columns = np.flatnonzero(present[a_idx[p]] & present[b_idx[p]])
             both = self.exact([int(a_idx[p]), int(b_idx[p])], columns)
@@ -258,18 +264,6 @@ class _Engine:
 
             out[large] = self.poisson(large.size, rows)
         return out
-
-    def _group_of(self) -> NDArray[np.int64]:
-        group = np.empty(len(self.matrix.model_ids), dtype=np.int64)
-        for g, members in enumerate(_task_sets(self.matrix.present).values()):
-            group[members] = g
-        return group
-
-    def shared_counts(self) -> NDArray[np.int64]:
-        """(models, models): how many tasks each pair of models both ran."""
-        present = self.matrix.present.astype(np.float32)
-        counts: NDArray[np.int64] = np.rint(present @ present.T).astype(np.int64)
-        return counts
 
 
 # Poisson weights held at once (~32 MiB), rows per matrix product, and the most row values
@@ -326,7 +320,7 @@ def _pairs(
             listed.append((a, b))
     diff_theta = engine.pairs(listed, theta)
     lo, hi = percentile_interval(diff_theta, alpha)
-    counts = engine.shared_counts()
+    counts = engine.shared_counts
     result = []
     for p, (a, b) in enumerate(listed):
         n_shared = int(counts[a, b])

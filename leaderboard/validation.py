@@ -113,6 +113,15 @@ def check_fields(record: Mapping[str, object], where: Mapping[str, Any]) -> list
     return problems
 
 
+def duplicate_problem(model_id: str, task_id: str, first: str, where: Mapping[str, Any]) -> Problem:
+    """The same (model, task) twice would count a task twice: the one message for it, naming both places."""
+    return Problem(
+        message=f"duplicate (model_id, task_id) = ({model_id!r}, {task_id!r}); first seen at {printable(first)}",
+        field="task_id",
+        **where,
+    )
+
+
 def find_duplicates(runs: Iterable[object]) -> list[Problem]:
     """The same (model, task) twice would count a task twice; name both places."""
     first_seen: dict[tuple[str, str], tuple[Source | None, int]] = {}
@@ -128,15 +137,7 @@ def find_duplicates(runs: Iterable[object]) -> list[Problem]:
             continue
         earlier_source, earlier_index = first_seen[key]
         earlier = str(earlier_source) if earlier_source is not None else f"record #{earlier_index}"
-        problems.append(
-            Problem(
-                message=(
-                    f"duplicate (model_id, task_id) = ({run.model_id!r}, {run.task_id!r}); first seen at {earlier}"
-                ),
-                field="task_id",
-                **_where(run.source, index),
-            )
-        )
+        problems.append(duplicate_problem(run.model_id, run.task_id, earlier, _where(run.source, index)))
     return problems
 
 
