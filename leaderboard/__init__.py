@@ -2,7 +2,7 @@
 
 from .loading import load_file, load_runs
 from .records import EvalRun, LeaderboardRow, PairwiseDiff, Source
-from .rendering import render_json, render_markdown, render_report
+from .report import render_json, render_markdown, render_report
 from .statistics import (
     Leaderboard,
     aggregate,

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from . import __version__
 from .loading import load_runs
-from .rendering import render_json, render_report
+from .report.json_report import render_json
+from .report.markdown import render_report
 from .statistics import RANK_BY, analyse
 from .validation import InvalidEvalRuns
 

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from leaderboard import analyse, load_runs  # noqa: E402
-from leaderboard.comment import comment_body  # noqa: E402
+from leaderboard.report.document import comment_body  # noqa: E402
 
 CSS = """
 body { margin: 0; background: #fff; }

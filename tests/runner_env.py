@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from leaderboard.settings import DEFAULTS
+from leaderboard.action.settings import DEFAULTS
 
 TOKEN = "test-token"
 # What the runner passes when a workflow gives only `runs`: action.yml's defaults, the token expanded.

@@ -14,7 +14,7 @@ from conftest import EXAMPLE, ROOT
 from fakegithub import Fault
 from runner_env import TOKEN, runner_env
 
-from leaderboard.comment import COMMENT_LIMIT, marker
+from leaderboard.report.document import COMMENT_LIMIT, marker
 
 REPO, PR = "octo/evals", 7
 

@@ -8,7 +8,7 @@ import numpy as np
 from conftest import demo_suite, run
 
 from leaderboard import analyse
-from leaderboard.comment import (
+from leaderboard.report.document import (
     COMMENT_LIMIT,
     comment_body,
     comment_length,

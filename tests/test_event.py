@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from leaderboard.event import pull_request_number
+from leaderboard.action.event import pull_request_number
 
 
 def test_pull_request_events_name_their_pr() -> None:

@@ -7,8 +7,8 @@ import time
 import pytest
 from fakegithub import BOT, Fault
 
-from leaderboard.comment import marker
-from leaderboard.github_api import CommentRefused, CommentThread, GitHubUnavailable, make_client
+from leaderboard.action.github_api import CommentRefused, CommentThread, GitHubUnavailable, make_client
+from leaderboard.report.document import marker
 
 REPO, PR, KEY = "octo/evals", 7, "leaderboard"
 BODY = marker(KEY) + "\n## Leaderboard\n\n| a |\n|---|\n| 1 |\n"

@@ -9,7 +9,7 @@ import pytest
 from conftest import realdata
 
 from leaderboard import analyse, load_runs
-from leaderboard.rendering import render_json
+from leaderboard.report.json_report import render_json
 
 
 def test_mteb_means_match_the_published_41_task_means() -> None:

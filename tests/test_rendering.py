@@ -13,12 +13,12 @@ from cmarkgfm.cmark import Options
 from conftest import EXAMPLE, demo_suite, run
 
 from leaderboard import analyse, load_runs
-from leaderboard.rendering import (
+from leaderboard.report.json_report import render_json
+from leaderboard.report.markdown import (
     confidence_label,
     leaderboard_table,
     md_code,
     md_text,
-    render_json,
     render_markdown,
     render_report,
     truncate,

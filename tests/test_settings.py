@@ -6,7 +6,7 @@ import pytest
 import yaml
 from conftest import ROOT
 
-from leaderboard.settings import DEFAULTS, INPUTS, SettingsError, parse_settings, split_patterns
+from leaderboard.action.settings import DEFAULTS, INPUTS, SettingsError, parse_settings, split_patterns
 
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
 

@@ -385,7 +385,7 @@ def test_every_problem_is_reported_together() -> None:
     order=st.randoms(use_true_random=False),
 )
 def test_any_order_of_the_records_gives_the_same_report(scores: dict, order: random.Random) -> None:
-    from leaderboard.rendering import render_json
+    from leaderboard.report.json_report import render_json
 
     runs = [run(m, t, s, category=t[-1]) for (m, t), s in scores.items()]
     shuffled = runs[:]

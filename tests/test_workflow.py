@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from leaderboard.workflow import command, escape_data, escape_property, set_outputs
+from leaderboard.action.workflow import command, escape_data, escape_property, set_outputs
 
 
 def test_message_escaping_encodes_percent_and_line_breaks() -> None:

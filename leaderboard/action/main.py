@@ -2,7 +2,7 @@
 
 Computing (load, analyse, render) is the library's; this module only reads the
 runner's environment, writes the files and outputs a later step reads, and
-hands the comment to :mod:`leaderboard.github_api`.
+hands the comment to :mod:`leaderboard.action.github_api`.
 """
 
 from __future__ import annotations
@@ -19,15 +19,23 @@ from typing import Any, TextIO
 
 from github import Github
 
-from .comment import comment_body, full_markdown, problems_markdown, rejected_body, summary_markdown
+from ..loading import load_runs
+from ..report.document import (
+    SUMMARY_LIMIT,
+    comment_body,
+    full_markdown,
+    problems_markdown,
+    rejected_body,
+    summary_markdown,
+)
+from ..report.json_report import render_json
+from ..report.markdown import leaderboard_table, md_text
+from ..statistics import Leaderboard, analyse
+from ..validation import InvalidEvalRuns, Problem
 from .event import pull_request_number
 from .github_api import CommentOutcome, CommentRefused, CommentThread, GitHubUnavailable, make_client
-from .loading import load_runs
-from .rendering import leaderboard_table, md_text, render_json
 from .settings import Settings, SettingsError, parse_settings
-from .statistics import Leaderboard, analyse
-from .validation import InvalidEvalRuns, Problem
-from .workflow import SUMMARY_LIMIT, add_mask, annotate, append_summary, commands_stopped, set_outputs
+from .workflow import add_mask, annotate, append_summary, commands_stopped, set_outputs
 
 ClientFactory = Callable[[str, str], Github]
 OUTPUT_DIR = ".leaderboard"

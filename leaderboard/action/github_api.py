@@ -22,7 +22,7 @@ import requests
 from github import Auth, Github, GithubException, GithubRetry
 from github.IssueComment import IssueComment
 
-from .comment import marker, same_content
+from ..report.document import marker, same_content
 
 # The identity behind the workflow's GITHUB_TOKEN (for which GET /user answers 403).
 ACTIONS_BOT = "github-actions[bot]"

@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .rendering import (
+from ..statistics import Leaderboard
+from ..validation import Problem
+from .markdown import (
     categories_table,
     confidence_label,
     full_ids,
@@ -24,11 +26,9 @@ from .rendering import (
     ranks_of,
     truncate,
 )
-from .statistics import Leaderboard
-from .validation import Problem
-from .workflow import SUMMARY_LIMIT
 
 COMMENT_LIMIT = 65_536
+SUMMARY_LIMIT = 1024 * 1024  # bytes GitHub accepts in one step's summary
 MARKER_PREFIX = "<!-- leaderboard-action:"
 RUN_LINK_PREFIX = "<sub>[Workflow run]("
 MAX_PROBLEMS_SHOWN = 50

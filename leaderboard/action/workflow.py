@@ -12,8 +12,6 @@ import sys
 from collections.abc import Iterator, Mapping
 from typing import TextIO
 
-SUMMARY_LIMIT = 1024 * 1024  # bytes GitHub accepts in one step's summary
-
 
 def escape_data(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")

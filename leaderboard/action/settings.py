@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
-from .statistics import RANK_BY, RankBy
+from ..statistics import RANK_BY, RankBy
 
 # Defaults for inputs the runner did not pass (a local run); action.yml declares the same
 # (tests/test_settings.py holds the two together).

@@ -1,0 +1,9 @@
+"""Documents made from an analysis: markdown tables, the PR comment and summary, the JSON report.
+
+Pure: nothing here reads the environment or talks to GitHub.
+"""
+
+from .json_report import render_json, report_dict
+from .markdown import render_markdown, render_report
+
+__all__ = ["render_json", "render_markdown", "render_report", "report_dict"]
