@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .formats import Session
 from .records import EvalRun, Source
 from .validation import FIELDS, InvalidEvalRuns, Problem, check_fields, duplicate_problem
 
@@ -271,6 +272,16 @@ def _read_one(path: Path, name: str, sink: _Sink) -> list[EvalRun]:
     return runs
 
 
+def _read_file(path: Path, name: str, sink: _Sink, session: Session) -> list[EvalRun]:
+    """Hook for harness outputs (issue 11): the session reads them; an EvalRun file is read as before."""
+    harness = session.read(path, name, sink.problems)
+    if harness is not None:
+        return harness
+    runs = _read_one(path, name, sink)
+    session.note_evalrun(name, len(runs))
+    return runs
+
+
 def expand_paths(
     patterns: Iterable[str], *, root: str | os.PathLike[str] | None = None
 ) -> tuple[list[Path], list[Problem]]:
@@ -325,12 +336,16 @@ def _no_cyclic_gc() -> Iterator[None]:
             gc.enable()
 
 
-def load_runs(patterns: Sequence[str], *, root: str | os.PathLike[str] | None = None) -> list[EvalRun]:
+def load_runs(
+    patterns: Sequence[str], *, root: str | os.PathLike[str] | None = None, session: Session | None = None
+) -> list[EvalRun]:
     """Load every record from the files the patterns name; raise with every problem found.
 
     Files are read in sorted order whatever order the patterns come in, so the
-    result (and every message) is the same for the same files.
+    result (and every message) is the same for the same files. ``session`` carries the
+    harness-format options in and the :class:`~leaderboard.formats.LoadReport` out.
     """
+    session = session or Session()
     paths, problems = expand_paths(patterns, root=root)
     sink = _Sink()
     sink.problems.extend(problems)
@@ -338,20 +353,25 @@ def load_runs(patterns: Sequence[str], *, root: str | os.PathLike[str] | None = 
     names = [display_name(path, root) for path in paths]
     with _no_cyclic_gc():
         for path, name in zip(paths, names, strict=True):
-            runs.extend(_read_one(path, name, sink))
+            runs.extend(_read_file(path, name, sink, session))
     sink.problems.extend(_duplicates(runs, sink.rejected, names))
+    if not runs and not sink.problems:
+        sink.problems.append(session.nothing_scored())
     if sink.problems:
         raise InvalidEvalRuns(sink.problems)
     return runs
 
 
-def load_file(path: str | os.PathLike[str]) -> list[EvalRun]:
+def load_file(path: str | os.PathLike[str], *, session: Session | None = None) -> list[EvalRun]:
     """Load one file (no glob expansion); raise :class:`InvalidEvalRuns` with every problem in it."""
     sink = _Sink()
     name = Path(path).as_posix()
+    session = session or Session()
     with _no_cyclic_gc():
-        runs = _read_one(Path(path), name, sink)
+        runs = _read_file(Path(path), name, sink, session)
     sink.problems.extend(_duplicates(runs, sink.rejected, [name]))
+    if not runs and not sink.problems:
+        sink.problems.append(session.nothing_scored())
     if sink.problems:
         raise InvalidEvalRuns(sink.problems)
     return runs

@@ -1,0 +1,213 @@
+"""Reading eval harnesses' own output files: lm-evaluation-harness, Inspect, HELM, promptfoo, OpenAI evals.
+
+One entry point, :class:`Session`, reads a file in the format its content shows (or the one the
+``format`` input names) and maps it to EvalRun records, each keeping its place (file and line;
+``archive.eval!samples/1_epoch_1.json`` for a zip member, line 1). A :class:`LoadReport` tells what
+was read: per file the format, records, unscored samples left out, trials averaged.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..records import EvalRun
+from ..validation import Problem
+from . import helm, inspect_log, lm_eval, openai_evals, promptfoo
+from ._common import FORMAT_NAMES, FileRead, ReadOptions, Refused
+from .detect import COMPANION_OF, HELM_RUN_FILE, LM_EVAL_RESULTS, detect
+from .ziplimits import ZipLimits
+
+__all__ = [
+    "FORMAT_NAMES",
+    "FileReport",
+    "LoadReport",
+    "ReadOptions",
+    "Session",
+    "ZipLimits",
+    "comment_note",
+    "detect",
+    "load_summary",
+]
+
+
+@dataclass(frozen=True)
+class FileReport:
+    """What one file gave."""
+
+    file: str
+    format: str
+    records: int
+    unscored: int = 0  # samples with no score, left out
+    averaged: int = 0  # records that are the mean of several trials (epochs, repeats, train trials)
+    trials: int = 0  # the trials folded into those records
+    metrics: tuple[str, ...] = ()
+    companion: bool = False  # read for what it says about another file (lm-eval results, HELM run files)
+
+
+@dataclass(frozen=True)
+class LoadReport:
+    """What a load read, file by file."""
+
+    files: tuple[FileReport, ...] = ()
+
+    @property
+    def records(self) -> int:
+        return sum(f.records for f in self.files)
+
+    @property
+    def unscored(self) -> int:
+        return sum(f.unscored for f in self.files)
+
+    @property
+    def averaged(self) -> int:
+        return sum(f.averaged for f in self.files)
+
+    @property
+    def trials(self) -> int:
+        return sum(f.trials for f in self.files)
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def load_summary(report: LoadReport) -> str:
+    """One line for the log, the CLI and the job summary: what was read, left out and averaged."""
+    files: Counter[str] = Counter()
+    records: Counter[str] = Counter()
+    metrics: dict[str, set[str]] = {}
+    companions: set[str] = set()
+    for f in report.files:
+        files[f.format] += 1
+        records[f.format] += f.records
+        metrics.setdefault(f.format, set()).update(f.metrics)
+        if f.companion:
+            companions.add(f.format)
+    parts = []
+    for kind, count in sorted(files.items()):
+        if kind in companions:
+            detail = "read with the files beside them"
+        else:
+            detail = _plural(records[kind], "record")
+            if metrics[kind] and kind != "evalrun":
+                detail += f", metric {', '.join(sorted(metrics[kind]))}"
+        parts.append(f"{kind} \u00d7{count} ({detail})")
+    line = f"Read {_plural(len(report.files), 'file')}: {'; '.join(parts) or 'none'}."
+    note = comment_note(report)
+    return f"{line} {note}" if note else line
+
+
+def comment_note(report: LoadReport) -> str | None:
+    """The note for the PR comment: unscored samples left out and trials averaged; None when neither."""
+    notes = []
+    if report.unscored:
+        where = ", ".join(f"{f.file}: {f.unscored}" for f in report.files if f.unscored)
+        notes.append(f"{_plural(report.unscored, 'unscored sample')} left out ({where}).")
+    if report.averaged:
+        notes.append(
+            f"{_plural(report.averaged, 'task')} {'is' if report.averaged == 1 else 'are'} the mean of "
+            f"{report.trials} trials (epochs, repeats or train trials)."
+        )
+    return " ".join(notes) or None
+
+
+class Session:
+    """Reads the files of one load, sharing what several files need (an lm-eval results file)."""
+
+    def __init__(self, options: ReadOptions | None = None, *, zip_limits: ZipLimits | None = None) -> None:
+        self.options = options or ReadOptions()
+        self.zip_limits = zip_limits
+        self._files: list[FileReport] = []
+        self._results: dict[Path, lm_eval.Results] = {}
+
+    def report(self) -> LoadReport:
+        return LoadReport(tuple(self._files))
+
+    def nothing_scored(self) -> Problem:
+        """The problem when every file was read and none gave a record."""
+        unscored = sum(f.unscored for f in self._files)
+        return Problem(f"no scored record in the files read ({_plural(unscored, 'unscored sample')} left out)")
+
+    def note_evalrun(self, name: str, records: int) -> None:
+        """Count an EvalRun file, read by :mod:`leaderboard.loading` itself."""
+        self._files.append(FileReport(name, "evalrun", records))
+
+    def read(self, path: Path, name: str, problems: list[Problem]) -> list[EvalRun] | None:
+        """The records of a harness's file, problems appended to ``problems``; None for an EvalRun file."""
+        wanted = self.options.format
+        if wanted == "evalrun":
+            return None
+        try:
+            kind = detect(path)
+        except OSError:
+            return None  # the EvalRun reader says why the file cannot be read
+        if wanted == "auto":
+            if kind is None or kind == "evalrun":
+                return None
+        elif kind is not None and wanted not in (kind, COMPANION_OF.get(kind)):
+            problems.append(
+                Problem(f"the input 'format' is {wanted!r}, but this file is {kind} output", name, field="format")
+            )
+            return []
+        read = FileRead(path, name, self.options, kind or wanted)
+        runs: list[EvalRun] = []
+        before = len(problems)
+        try:
+            runs = self._dispatch(kind or wanted, read)
+        except Refused as refused:
+            problems.append(Problem(str(refused), refused.file or name, refused.line, refused.field))
+            runs = []
+        except UnicodeDecodeError as exc:
+            problems.append(Problem(f"not UTF-8 text (byte {exc.start}: {exc.reason})", name))
+        except OSError as exc:
+            problems.append(Problem(f"cannot read the file: {exc.strerror or exc}", name))
+        problems.extend(read.problems)
+        if not runs and not read.companion and not read.unscored and len(problems) == before:
+            problems.append(Problem(f"the {read.format} file holds no scored sample", name))
+        self._files.append(
+            FileReport(
+                name, read.format, len(runs), read.unscored, read.averaged if runs else 0, read.trials if runs else 0,
+                tuple(sorted(read.metrics)), read.companion,
+            )
+        )  # fmt: skip
+        return runs
+
+    def _dispatch(self, kind: str, read: FileRead) -> list[EvalRun]:
+        text: Callable[[], str] = lambda: read.path.read_text(encoding="utf-8-sig")  # noqa: E731
+        if kind == "lm-eval":
+            if lm_eval.RESULTS_NAME.fullmatch(read.path.name):
+                read.format = LM_EVAL_RESULTS
+                lm_eval.check_results(read)
+                return []
+            return list(lm_eval.read_samples(read, self._results))
+        if kind == LM_EVAL_RESULTS:
+            lm_eval.check_results(read)
+            return []
+        if kind == "inspect":
+            if _is_zip(read.path):
+                inspect_log.read_eval_zip(read, self.zip_limits)
+            else:
+                inspect_log.read_json_log(read, text())
+        elif kind == "helm":
+            if read.path.name != helm.PER_INSTANCE and helm.is_run_file(read.path):
+                read.format, read.companion = HELM_RUN_FILE, True
+                return []
+            helm.read_per_instance(read, text())
+        elif kind == HELM_RUN_FILE:
+            read.companion = True
+            return []
+        elif kind == "promptfoo":
+            promptfoo.read_export(read, text())
+        elif kind == "openai-evals":
+            openai_evals.read_record(read)
+        else:  # pragma: no cover - FORMAT_NAMES and detect() name no other
+            raise Refused(f"no reader for format {kind!r}")
+        return list(read.records())
+
+
+def _is_zip(path: Path) -> bool:
+    with path.open("rb") as handle:
+        return handle.read(4) in (b"PK\x03\x04", b"PK\x05\x06")

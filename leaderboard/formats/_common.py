@@ -1,0 +1,124 @@
+"""What every reader shares: options, the per-file tally, the mean over trials, judging scores."""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..records import EvalRun, Source
+from ..validation import Problem
+
+FORMAT_NAMES = ("auto", "evalrun", "lm-eval", "inspect", "helm", "promptfoo", "openai-evals")
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How to read harness outputs: the ``format``, ``metric`` and ``filter`` inputs."""
+
+    format: str = "auto"
+    metric: str | None = None  # None: each format's default
+    filter: str | None = None  # lm-eval only; None: each task's first filter
+
+
+class Refused(Exception):
+    """The file cannot be read as asked; raised with the one problem that says why."""
+
+    def __init__(
+        self, message: str, line: int | None = None, field: str | None = None, file: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.line = line
+        self.field = field
+        self.file = file  # a zip member's name, when it is one of them that is wrong
+
+
+@dataclass
+class _Trials:
+    scores: list[float]
+    source: Source
+    metric: str
+    category: str
+
+
+@dataclass
+class FileRead:
+    """One file's reading: its records, its problems and what was left out or folded together."""
+
+    path: Path
+    name: str
+    options: ReadOptions
+    format: str
+    problems: list[Problem] = field(default_factory=list)
+    unscored: int = 0
+    companion: bool = False  # read only for what it tells about another file
+    metrics: set[str] = field(default_factory=set)
+    _trials: dict[tuple[str, str], _Trials] = field(default_factory=dict)
+
+    def source(self, line: int, member: str | None = None) -> Source:
+        """Where a record came from; a zip member is named ``archive!member``."""
+        return Source(self.name if member is None else f"{self.name}!{member}", line)
+
+    def problem(self, message: str, line: int | None = None, field: str | None = None) -> None:
+        self.problems.append(Problem(message=message, file=self.name, line=line, field=field))
+
+    def add(self, model: str, task: str, metric: str, score: float, category: str, source: Source) -> None:
+        """One trial of (model, task); trials of the same pair become one record, their mean."""
+        key = (model, task)
+        held = self._trials.get(key)
+        if held is None:
+            self._trials[key] = _Trials([score], source, metric, category)
+        else:
+            held.scores.append(score)
+            held.source = min(held.source, source)
+
+    def records(self) -> Iterator[EvalRun]:
+        intern = sys.intern
+        for (model, task), held in self._trials.items():
+            # fsum: the mean does not depend on the order the trials were read in.
+            mean = held.scores[0] if len(held.scores) == 1 else math.fsum(held.scores) / len(held.scores)
+            self.metrics.add(held.metric)
+            yield EvalRun(
+                intern(model), task, intern(held.metric), mean, intern(held.category), 1.0, held.source
+            )  # fmt: skip
+
+    @property
+    def averaged(self) -> int:
+        """Records that are the mean of more than one trial (epochs, repeats, train trials)."""
+        return sum(1 for held in self._trials.values() if len(held.scores) > 1)
+
+    @property
+    def trials(self) -> int:
+        """Trials folded into those records."""
+        return sum(len(held.scores) for held in self._trials.values() if len(held.scores) > 1)
+
+
+def non_empty(value: object) -> str | None:
+    """``value`` as an id when it is a non-empty string or an integer, else None."""
+    if isinstance(value, str) and value.strip():
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return None
+
+
+def unit_score(value: object) -> float | None:
+    """A number on [0, 1] as a float (a bool as 1/0); None for NaN ("unscored"); raise ValueError otherwise."""
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, (int, float)):
+        number = float(value)
+        if math.isnan(number):
+            return None
+        if 0.0 <= number <= 1.0:
+            return number
+        raise ValueError(f"{value!r} is outside [0, 1]")
+    raise ValueError(f"a {type(value).__name__}, not a number")
+
+
+def describe(value: object) -> str:
+    """A short description of a value for a message."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
