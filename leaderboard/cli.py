@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
+from .formats import FORMAT_NAMES, ReadOptions, Session, load_summary
 from .loading import load_runs
 from .report.json_report import render_json
 from .report.markdown import render_report
@@ -45,29 +46,36 @@ def _int(text: str) -> int:
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="leaderboard",
-        description="Rank models from EvalRun files (.json, .jsonl, .csv) with bootstrap CIs, "
+        description="Rank models from EvalRun files (.json, .jsonl, .csv) or eval harnesses' own output "
+        "(lm-evaluation-harness, Inspect, HELM, promptfoo, OpenAI evals) with bootstrap CIs, "
         "win-rates, category means and pairwise significance.",
     )
-    p.add_argument("files", nargs="+", metavar="FILE_OR_GLOB", help="EvalRun files or globs (quote globs)")
+    p.add_argument("files", nargs="+", metavar="FILE_OR_GLOB", help="input files or globs (quote globs)")
     p.add_argument("--json", metavar="PATH", type=Path, help="also write the JSON report here")
     p.add_argument("--alpha", type=_alpha, default=0.05, help="1 - confidence level (default 0.05: 95%% CIs)")
     p.add_argument("--b", type=_positive_int, default=500, help="bootstrap resamples (default 500)")
     p.add_argument("--seed", type=_int, default=0, help="random seed (default 0)")
     p.add_argument("--rank-by", choices=RANK_BY, default="mean", help="ranking (default mean)")
     p.add_argument("--title", default=None, help="a heading for the markdown")
+    p.add_argument("--format", choices=FORMAT_NAMES, default="auto", help="input format (default auto: by content)")
+    p.add_argument("--metric", default=None, help="per-instance metric of harness outputs (default: per format)")
+    p.add_argument("--filter", default=None, help="lm-evaluation-harness filter (default: each task's first)")
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    session = Session(ReadOptions(args.format, args.metric or None, args.filter or None))
     try:
-        runs = load_runs(args.files)
+        runs = load_runs(args.files, session=session)
     except InvalidEvalRuns as exc:
         for problem in exc.problems:
             print(problem, file=sys.stderr)
         print(f"{len(exc.problems)} problem(s): no leaderboard was made.", file=sys.stderr)
         return 1
+    # stderr: stdout is the leaderboard itself, byte for byte the same for the same records.
+    print(load_summary(session.report()), file=sys.stderr)
     board = analyse(runs, b=args.b, alpha=args.alpha, seed=args.seed, rank_by=args.rank_by)
     if args.json is not None:
         try:

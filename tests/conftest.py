@@ -9,6 +9,7 @@ from leaderboard import EvalRun
 
 ROOT = Path(__file__).resolve().parent.parent
 REALDATA = ROOT.parent / "shared" / "realdata"
+FORMATS = ROOT.parent / "shared" / "formats"
 EXAMPLE = ROOT / "examples" / "mteb-eng-v2-sample.jsonl"
 
 
@@ -30,6 +31,14 @@ def demo_suite(seed: int = 0, models: int = 3, tasks: int = 12) -> list[EvalRun]
 
 def realdata(name: str) -> Path:
     path = REALDATA / name
+    if not path.exists():
+        pytest.skip(f"{path} is not here (../shared beside the repo)")
+    return path
+
+
+def shared_format(name: str) -> Path:
+    """A real harness output file from ../shared/formats."""
+    path = FORMATS / name
     if not path.exists():
         pytest.skip(f"{path} is not here (../shared beside the repo)")
     return path

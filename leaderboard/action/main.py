@@ -19,6 +19,7 @@ from typing import Any, TextIO
 
 from github import Github
 
+from ..formats import Session, load_summary
 from ..loading import load_runs
 from ..report.document import (
     SUMMARY_LIMIT,
@@ -109,10 +110,12 @@ def _run(env: Mapping[str, str], client_factory: ClientFactory) -> int:
             annotate("error", problem, title="Invalid input")
         return 1
 
+    session = Session(settings.read_options)
     try:
-        runs = load_runs(settings.runs, root=settings.workspace)
+        runs = load_runs(settings.runs, root=settings.workspace, session=session)
     except InvalidEvalRuns as exc:
         return _reject(settings, exc.problems, client_factory)
+    read_note = load_summary(session.report())
 
     board = analyse(
         runs, b=settings.bootstrap_samples, alpha=settings.alpha, seed=settings.seed, rank_by=settings.rank_by
@@ -129,6 +132,9 @@ def _run(env: Mapping[str, str], client_factory: ClientFactory) -> int:
     }
     summary = summary_markdown(board, title=settings.title)
     where = "the job summary" if append_summary(settings.summary_path, summary.text) else outputs["markdown"]
+    append_summary(settings.summary_path, f"\n{md_text(read_note)}")
+    with commands_stopped(settings.on_runner):  # file names and model ids are data, not commands
+        print(read_note)
     print(f"{board.n_models} models, {board.n_tasks} tasks, {board.n_runs} runs.")
     with commands_stopped(settings.on_runner):
         print(leaderboard_table(board.rows, board.alpha))

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
+from ..formats import FORMAT_NAMES, ReadOptions
 from ..statistics import RANK_BY, RankBy
 
 # Defaults for inputs the runner did not pass (a local run); action.yml declares the same
@@ -21,6 +22,9 @@ DEFAULTS: dict[str, str] = {
     "seed": "0",
     "rank-by": "mean",
     "pr-number": "",
+    "format": "auto",
+    "metric": "",
+    "filter": "",
 }
 INPUTS = ("runs", *DEFAULTS)
 COMMENT_MODES = ("update", "off")
@@ -49,6 +53,9 @@ class Settings:
     seed: int
     rank_by: RankBy
     pr_number: int | None
+    format: str
+    metric: str | None
+    filter: str | None
     # From the runner's environment.
     workspace: str
     event_name: str
@@ -60,6 +67,10 @@ class Settings:
     output_path: str | None
     summary_path: str | None
     on_runner: bool
+
+    @property
+    def read_options(self) -> ReadOptions:
+        return ReadOptions(self.format, self.metric, self.filter)
 
     @property
     def run_url(self) -> str | None:
@@ -140,6 +151,10 @@ def parse_settings(environ: Mapping[str, str]) -> Settings:
     if pr_text and pr_number is None:
         problems.append(f"input 'pr-number' must be a positive integer (or empty), got {pr_text!r}")
 
+    fmt = _input(environ, "format")
+    if fmt not in FORMAT_NAMES:
+        problems.append(f"input 'format' must be one of {', '.join(FORMAT_NAMES)}, got {fmt!r}")
+
     if problems:
         raise SettingsError(problems)
     assert alpha is not None and samples is not None and seed is not None
@@ -154,6 +169,9 @@ def parse_settings(environ: Mapping[str, str]) -> Settings:
         seed=seed,
         rank_by=rank_by,  # type: ignore[arg-type]
         pr_number=pr_number,
+        format=fmt,
+        metric=_input(environ, "metric") or None,
+        filter=_input(environ, "filter") or None,
         workspace=environ.get("GITHUB_WORKSPACE") or ".",
         event_name=environ.get("GITHUB_EVENT_NAME", ""),
         event_path=environ.get("GITHUB_EVENT_PATH") or None,

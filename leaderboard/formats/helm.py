@@ -85,7 +85,8 @@ def read_per_instance(read: FileRead, text: str) -> None:
             name = candidate.get("name") if isinstance(candidate, dict) else None
             if isinstance(name, dict) and isinstance(name.get("name"), str):
                 names.add(name["name"])
-                if name["name"] == metric and stat is None:
+                # A stat named with a perturbation is a worst case over variants, not this instance's own.
+                if name["name"] == metric and "perturbation" not in name and stat is None:
                     stat = candidate
         merged[key] = (first_line, stat)
     if merged and metric not in names:
