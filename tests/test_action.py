@@ -274,3 +274,24 @@ def test_two_comment_keys_keep_two_comments(workspace: Path, fake_github) -> Non
     bodies = [c["body"].split("\n", 1)[0] for c in fake_github.thread()]
     assert bodies == [marker("cpu"), marker("gpu/a100")]
     assert (workspace / ".leaderboard" / "gpu-a100" / "report.json").is_file()
+
+
+def test_an_lm_eval_output_folder_is_read_as_it_is_and_the_read_is_reported(tmp_path: Path, fake_github) -> None:
+    ws = tmp_path / "workspace"
+    out = ws / "lm_eval_out" / "Qwen__Qwen3-8B"
+    out.mkdir(parents=True)
+    for f in (ROOT.parent / "shared" / "formats" / "lm-evaluation-harness").glob("*2026-07-08*"):
+        shutil.copy(f, out / f.name)
+    if not any(out.iterdir()):
+        pytest.skip("../shared/formats is not here")
+    result = run_action(ws, fake_github.url, runs="lm_eval_out/**", comment="off")
+    assert result.code == 0, result.stdout + result.stderr
+    assert result.outputs["top-model"] == "Qwen/Qwen3-8B" and result.outputs["tasks"] == "60"
+    read = "Read 4 files: lm-eval ×3 (60 records, metric acc, exact_match); lm-eval results ×1"
+    assert read in result.stdout
+    assert "Read 4 files" in result.summary
+
+
+def test_an_invalid_format_input_is_an_error_that_names_it(workspace: Path, fake_github) -> None:
+    result = run_action(workspace, fake_github.url, format="csv")
+    assert result.code == 1 and any("input 'format'" in a for a in result.annotations)

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import EXAMPLE, ROOT
 
 
@@ -56,3 +57,19 @@ def test_the_same_input_in_another_file_order_gives_byte_identical_output(tmp_pa
     (tmp_path / "b.jsonl").write_text("".join(reversed(lines[1::2])))
     split = cli(str(tmp_path / "b.jsonl"), str(tmp_path / "a.jsonl"))
     assert split.stdout == cli(str(EXAMPLE)).stdout
+
+
+def test_reads_a_harness_output_with_the_format_and_metric_options_and_reports_the_read_on_stderr() -> None:
+    samples = ROOT.parent / "shared" / "formats" / "lm-evaluation-harness"
+    files = sorted(samples.glob("*2024-06-17*"))
+    if not files:
+        pytest.skip("../shared/formats is not here")
+    done = cli(*map(str, files), "--format", "lm-eval", "--metric", "acc_norm", "--b", "50")
+    assert done.returncode == 0, done.stderr
+    assert "`meta-llama/Meta-Llama-3-8B`" in done.stdout and "| 0.51 |" in done.stdout
+    assert "lm-eval ×1 (609 records, metric acc_norm)" in done.stderr
+
+
+def test_an_unknown_format_is_a_usage_error() -> None:
+    done = cli(str(EXAMPLE), "--format", "yaml")
+    assert done.returncode == 2 and "--format" in done.stderr

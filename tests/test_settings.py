@@ -68,7 +68,7 @@ def test_runs_are_split_on_newlines_and_commas() -> None:
         ("bootstrap-samples", "1.5"), ("bootstrap-samples", "0"), ("bootstrap-samples", "ten"),
         ("bootstrap-samples", "1000001"), ("seed", "-1"), ("seed", "abc"), ("rank-by", "median"),
         ("comment", "always"), ("comment-key", "has space"), ("comment-key", "-x"), ("comment-key", ""),
-        ("pr-number", "0"), ("pr-number", "#12"),
+        ("pr-number", "0"), ("pr-number", "#12"), ("format", "lmeval"), ("format", "AUTO"),
     ],
 )  # fmt: skip
 def test_an_invalid_input_is_an_error_that_names_it(name: str, value: str) -> None:
@@ -97,3 +97,13 @@ def test_run_url_comes_from_the_runner_environment() -> None:
     s = parse_settings({"INPUT_RUNS": "a", "GITHUB_SERVER_URL": "https://ghe.example", "GITHUB_REPOSITORY": "o/r",
                         "GITHUB_RUN_ID": "99", "GITHUB_API_URL": "https://ghe.example/api/v3"})  # fmt: skip
     assert s.run_url == "https://ghe.example/o/r/actions/runs/99" and s.api_url == "https://ghe.example/api/v3"
+
+
+def test_format_metric_and_filter_become_the_read_options() -> None:
+    s = parse_settings({"INPUT_RUNS": "a", "INPUT_FORMAT": "lm-eval", "INPUT_METRIC": "acc_norm",
+                        "INPUT_FILTER": "strict-match"})  # fmt: skip
+    assert (s.read_options.format, s.read_options.metric, s.read_options.filter) == (
+        "lm-eval", "acc_norm", "strict-match",
+    )  # fmt: skip
+    default = parse_settings({"INPUT_RUNS": "a"}).read_options
+    assert (default.format, default.metric, default.filter) == ("auto", None, None)
