@@ -140,6 +140,11 @@ def test_lm_eval_metric_input_chooses_another_per_instance_metric() -> None:
     assert mean(runs) == pytest.approx(results["acc_norm,none"])
 
 
+def test_lm_eval_a_metric_the_task_lacks_is_an_error_listing_those_it_has() -> None:
+    (found,) = problems(f"{LM}/samples_bias_classification_{BIAS}.json", metric="accuracy")
+    assert "task 'bias_classification' has no metric 'accuracy' (it has: acc, acc_norm, f1)" in found
+
+
 def test_lm_eval_passthrough_metric_is_refused_naming_it() -> None:
     (found,) = problems(f"{LM}/samples_negotiationtom_intention_{TOM}.jsonl", metric="micro_f1")
     assert "metric 'micro_f1'" in found and "corpus-level" in found and f"intention_{TOM}.jsonl:1:" in found
@@ -292,6 +297,16 @@ def test_inspect_a_scorer_with_several_values_is_refused_naming_it(tmp_path: Pat
     assert "scorer 'match'" in found and "several values" in found
 
 
+def test_inspect_a_bare_nan_score_is_an_unscored_sample(tmp_path: Path) -> None:
+    path = tmp_path / "log.json"
+    document = json.loads(shared_format("inspect_ai/2025-05-12T20-28-13-04-00_popularity.json").read_text())
+    document["samples"][0]["scores"]["match"]["value"] = float("nan")
+    path.write_text(json.dumps(document, indent=2))
+    assert '"value": NaN' in path.read_text()
+    runs, report = load(path)
+    assert len(runs) == 2 and report.unscored == 1
+
+
 def test_inspect_metric_input_names_a_scorer_the_samples_lack() -> None:
     (found,) = problems(INSPECT_10, metric="model_graded_qa")
     assert "'model_graded_qa'" in found and "scorers here: match" in found
@@ -426,6 +441,15 @@ def test_promptfoo_prompt_label_joins_the_model_when_a_provider_ran_several_prom
     path.write_text(json.dumps(document))
     models = {r.model_id for r in load(path)[0]}
     assert models == {"openai:gpt-5 [Solve this riddle: {{riddle}}]", "openai:gpt-5 [terse]"}
+
+
+def test_promptfoo_a_provider_error_is_an_unscored_result(tmp_path: Path) -> None:
+    path = tmp_path / "export.json"
+    document = json.loads(shared_format("promptfoo/sample-export.json").read_text())
+    document["results"]["results"][0].update(failureReason=2, score=0)
+    path.write_text(json.dumps(document))
+    runs, report = load(path)
+    assert len(runs) == 3 and report.unscored == 1
 
 
 def test_promptfoo_success_metric_reads_pass_or_fail() -> None:

@@ -162,6 +162,8 @@ class Session:
             runs = []
         except UnicodeDecodeError as exc:
             problems.append(Problem(f"not UTF-8 text (byte {exc.start}: {exc.reason})", name))
+        except RecursionError:
+            problems.append(Problem("JSON nested too deeply to read", name))
         except OSError as exc:
             problems.append(Problem(f"cannot read the file: {exc.strerror or exc}", name))
         problems.extend(read.problems)

@@ -101,10 +101,14 @@ def _default_filter(results: Results, task: str) -> str | None:
     return None
 
 
-def choose_metric(results: Results, task: str, wanted: str | None, first_line: dict[str, Any]) -> str:
-    if wanted:
-        return wanted
+def choose_metric(results: Results, task: str, wanted: str | None, first_line: dict[str, Any], number: int) -> str:
+    """The ``metric`` input, else the task's default; refused when the task does not have it."""
     listed = task_metrics(results, task) or [m for m in first_line.get("metrics") or [] if isinstance(m, str)]
+    if wanted:
+        if wanted not in first_line and wanted not in listed:
+            has = ", ".join(listed) or "none listed"
+            raise Refused(f"task {task!r} has no metric {wanted!r} (it has: {has}); set the input 'metric'", number)
+        return wanted
     for name in DEFAULT_METRICS:
         if name in listed:
             return name
@@ -176,7 +180,7 @@ def read_samples(read: FileRead, cache: dict[Path, Results]) -> Iterator[EvalRun
                 read.problem("not an lm-eval sample line (no doc_id)", number)
                 continue
             if not metric:
-                metric = choose_metric(results, task, read.options.metric, line)
+                metric = choose_metric(results, task, read.options.metric, line, number)
                 _refuse_lower_is_better(results, task, metric, number)
             line_filter = line.get("filter", _NO_FILTER)
             if chosen is None:
@@ -187,7 +191,7 @@ def read_samples(read: FileRead, cache: dict[Path, Results]) -> Iterator[EvalRun
             matched += 1
             value = line.get(metric)
             if type(value) is not float:  # the hot path: lm-eval writes 0.0/1.0 floats
-                value = _judge(value, metric, task, number, line)
+                value = _judge(value, metric, task, number)
                 if value is None:
                     read.unscored += 1
                     continue
@@ -207,16 +211,8 @@ def read_samples(read: FileRead, cache: dict[Path, Results]) -> Iterator[EvalRun
         read.metrics.add(metric)
 
 
-def _judge(value: object, metric: str, task: str, number: int, line: dict[str, Any]) -> float | None:
-    if value is None:
-        if metric not in line:
-            known = [k for k in line.get("metrics") or [] if isinstance(k, str)]
-            if known and metric not in known:
-                raise Refused(
-                    f"task {task!r} has no metric {metric!r} (it has: {', '.join(known)}); set the input 'metric'",
-                    number,
-                    "metric",
-                )
+def _judge(value: object, metric: str, task: str, number: int) -> float | None:
+    if value is None:  # a line without the metric: nothing was scored for this doc
         return None
     if isinstance(value, bool):
         return 1.0 if value else 0.0
