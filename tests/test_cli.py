@@ -24,13 +24,13 @@ def test_prints_the_leaderboard_for_the_example() -> None:
 
 def test_writes_the_json_report_and_takes_the_parameters(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
-    done = cli(str(EXAMPLE), "--json", str(out), "--alpha", "0.1", "--b", "100", "--seed", "3", "--rank-by", "win-rate")
+    done = cli(str(EXAMPLE), "--json", str(out), "--alpha", "0.1", "--b", "200", "--seed", "3", "--rank-by", "win-rate")
     assert done.returncode == 0, done.stderr
     assert "| 90% CI |" in done.stdout
     params = json.loads(out.read_text())["parameters"]
     assert (params["alpha"], params["bootstrap_samples"], params["seed"], params["rank_by"]) == (
         0.1,
-        100,
+        200,
         3,
         "win-rate",
     )
@@ -64,7 +64,7 @@ def test_reads_a_harness_output_with_the_format_and_metric_options_and_reports_t
     files = sorted(samples.glob("*2024-06-17*"))
     if not files:
         pytest.skip("../shared/formats is not here")
-    done = cli(*map(str, files), "--format", "lm-eval", "--metric", "acc_norm", "--b", "50")
+    done = cli(*map(str, files), "--format", "lm-eval", "--metric", "acc_norm", "--b", "400")
     assert done.returncode == 0, done.stderr
     assert "`meta-llama/Meta-Llama-3-8B`" in done.stdout and "| 0.51 |" in done.stdout
     assert "lm-eval ×1 (609 records, metric acc_norm)" in done.stderr

@@ -118,7 +118,12 @@ def _run(env: Mapping[str, str], client_factory: ClientFactory) -> int:
     read_note = load_summary(session.report())
 
     board = analyse(
-        runs, b=settings.bootstrap_samples, alpha=settings.alpha, seed=settings.seed, rank_by=settings.rank_by
+        runs,
+        b=settings.bootstrap_samples,
+        alpha=settings.alpha,
+        seed=settings.seed,
+        rank_by=settings.rank_by,
+        correction=settings.correction,
     )
     report, markdown = _write_files(settings, board)
     outputs = {
