@@ -26,13 +26,13 @@ from fakegithub import FakeGitHub  # noqa: E402
 from runner_env import TOKEN, runner_env  # noqa: E402
 
 
-def docker_run(image: str, base: Path, api_url: str, runs: str) -> tuple[int, str]:
+def docker_run(image: str, base: Path, api_url: str, runs: str, **inputs: str) -> tuple[int, str]:
     (base / "commands" / "output").write_text("")
     (base / "commands" / "summary").write_text("")
     env = runner_env(
         workspace="/github/workspace", event_path="/github/workflow/event.json",
         output="/github/file_commands/output", summary="/github/file_commands/summary", api_url=api_url,
-        runs=runs, CI="true",
+        runs=runs, CI="true", **inputs,
     )  # fmt: skip
     command = ["docker", "run", "--rm", "--network", "host", "--workdir", "/github/workspace"]
     command += ["-v", f"{base / 'workspace'}:/github/workspace", "-v", f"{base / 'commands'}:/github/file_commands"]
@@ -87,11 +87,21 @@ def main() -> int:
             failures.append(f"invalid data: exit {code}, annotations missing or a traceback shown")
         if "rejected" not in fake.thread("octo/evals", 7)[0]["body"]:
             failures.append("the comment was not marked as rejected")
+
+        # A harness's own output, Zstandard-compressed zip members included: the image has the reader's deps.
+        shutil.copytree(ROOT / "examples" / "formats" / "inspect_ai", base / "workspace" / "inspect_logs")
+        code, log = docker_run(image, base, fake.url, "inspect_logs/**", comment="off")
+        print(log)
+        if code != 0 or "inspect ×2 (10 records, metric match)" not in log or "1 unscored sample" not in log:
+            failures.append(f"Inspect logs (one with zstd members): exit {code}, or the read summary is missing")
     fake.stop()
     for failure in failures:
         print(f"CONTAINER TEST FAILED: {failure}")
     if not failures:
-        print("container test passed: built image ran as the runner runs it; one comment; annotations on bad data")
+        print(
+            "container test passed: built image ran as the runner runs it; one comment; annotations on bad data; "
+            "Inspect logs read"
+        )
     return 1 if failures else 0
 
 

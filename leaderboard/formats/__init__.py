@@ -9,7 +9,6 @@ was read: per file the format, records, unscored samples left out, trials averag
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -178,7 +177,6 @@ class Session:
         return runs
 
     def _dispatch(self, kind: str, read: FileRead) -> list[EvalRun]:
-        text: Callable[[], str] = lambda: read.path.read_text(encoding="utf-8-sig")  # noqa: E731
         if kind == "lm-eval":
             if lm_eval.RESULTS_NAME.fullmatch(read.path.name):
                 read.format = LM_EVAL_RESULTS
@@ -192,22 +190,26 @@ class Session:
             if _is_zip(read.path):
                 inspect_log.read_eval_zip(read, self.zip_limits)
             else:
-                inspect_log.read_json_log(read, text())
+                inspect_log.read_json_log(read, _text(read.path))
         elif kind == "helm":
             if read.path.name != helm.PER_INSTANCE and helm.is_run_file(read.path):
                 read.format, read.companion = HELM_RUN_FILE, True
                 return []
-            helm.read_per_instance(read, text())
+            helm.read_per_instance(read, _text(read.path))
         elif kind == HELM_RUN_FILE:
             read.companion = True
             return []
         elif kind == "promptfoo":
-            promptfoo.read_export(read, text())
+            promptfoo.read_export(read, _text(read.path))
         elif kind == "openai-evals":
             openai_evals.read_record(read)
         else:  # pragma: no cover - FORMAT_NAMES and detect() name no other
             raise Refused(f"no reader for format {kind!r}")
         return list(read.records())
+
+
+def _text(path: Path) -> str:
+    return path.read_text(encoding="utf-8-sig")
 
 
 def _is_zip(path: Path) -> bool:
