@@ -162,13 +162,18 @@ def test_lm_eval_a_metric_off_the_0_1_scale_is_refused(tmp_path: Path) -> None:
     assert found.startswith(f"{samples}:4: metric:") and "45.5" in found and "0-1" in found
 
 
-def test_lm_eval_a_bare_infinity_score_is_refused_and_a_nan_one_is_unscored(tmp_path: Path) -> None:
+def test_lm_eval_a_bare_nan_score_is_an_unscored_doc_counted_and_left_out(tmp_path: Path) -> None:
     samples, _ = copy_run(tmp_path, f"{LM}/samples_bias_classification_{BIAS}.json", f"{LM}/results_{BIAS}.json")
     rewrite_lines(samples, lambda line: [{**line, "acc": float("nan") if line["doc_id"] < 5 else line["acc"]}])
     assert "NaN" in samples.read_text()  # written as Python's json writes it: a bare token
     runs, report = load(samples)
     assert len(runs) == 604 and report.unscored == 5
+
+
+def test_lm_eval_a_bare_infinity_score_is_refused_where_it_is(tmp_path: Path) -> None:
+    samples, _ = copy_run(tmp_path, f"{LM}/samples_bias_classification_{BIAS}.json", f"{LM}/results_{BIAS}.json")
     rewrite_lines(samples, lambda line: [{**line, "acc": float("inf") if line["doc_id"] == 7 else line["acc"]}])
+    assert "Infinity" in samples.read_text()
     (found,) = problems(samples)
     assert found.startswith(f"{samples}:8: metric:") and "inf" in found
 
