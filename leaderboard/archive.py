@@ -51,13 +51,13 @@ def _member_path(info: zipfile.ZipInfo) -> PurePosixPath:
 
 def _kind(info: zipfile.ZipInfo) -> str:
     """ "dir", "file", or the reason it is neither."""
-    mode = info.external_attr >> 16
-    if info.create_system == 3 and mode:  # Unix attributes: the type bits mean something
-        if stat.S_ISLNK(mode):
+    file_type = stat.S_IFMT(info.external_attr >> 16)
+    if info.create_system == 3 and file_type:  # Unix attributes with the type bits set
+        if file_type == stat.S_IFLNK:
             return "a symbolic link"
-        if stat.S_ISDIR(mode):
+        if file_type == stat.S_IFDIR:
             return "dir"
-        if not stat.S_ISREG(mode):
+        if file_type != stat.S_IFREG:
             return "not a regular file"
     return "dir" if info.is_dir() else "file"
 

@@ -60,6 +60,7 @@ class FakeGitHub:
         self.pulls: dict[tuple[str, int], dict[str, Any]] = {}
         self.merge_bases: dict[tuple[str, str], str] = {}  # (base sha, head sha) -> merge-base sha
         self.storage_requests: list[tuple[str, dict[str, str]]] = []  # (path, headers) the storage saw
+        self.storage_without_length = False  # answer without Content-Length (the body ends with the connection)
         self._next_id = 1000
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -229,6 +230,14 @@ class FakeGitHub:
                         blob = fake.blobs.get(int(m.group(1))) if m and "sig=" in parts.query else None
                         if blob is None:
                             return self._send(403, {"message": "AuthenticationFailed"})
+                        if fake.storage_without_length:
+                            self.send_response(200)
+                            self.send_header("Content-Type", "application/zip")
+                            self.send_header("Connection", "close")
+                            self.end_headers()
+                            self.close_connection = True
+                            self.wfile.write(blob)
+                            return None
                         return self._send(200, blob)
                     token = (auth or "").split(" ", 1)[-1]
                     login = fake.tokens.get(token)

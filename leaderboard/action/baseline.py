@@ -61,7 +61,7 @@ PERMISSION_FIX = (
     "recipe of the README"
 )
 UPLOAD_FIX = (
-    "upload the EvalRun files on the base branch from this workflow: run it on `push` to {branch} and add "
+    "upload the EvalRun files on the base branch from this workflow: run it on `push` to `{branch}` and add "
     "an `actions/upload-artifact` step with `name: {artifact}` (see the README's baseline example)"
 )
 RETRY_FIX = "re-run the job; if it keeps happening, check https://www.githubstatus.com (or your GHES instance)"
@@ -498,7 +498,7 @@ class _ArtifactLookup:
                 if artifact is not None:
                     return run, artifact, why_not
         wf = f"`{workflow}`" if isinstance(workflow, str) else f"workflow {workflow}"
-        fix = UPLOAD_FIX.format(branch=f"`{branch}`", artifact=f"`{self.name}`")
+        fix = UPLOAD_FIX.format(branch=branch, artifact=self.name)
         if not seen_runs:
             raise _Missing(f"no successful run of {wf} on `{branch}` was found", fix)
         detail = f"; {expired} of them only expired ones" if expired else ""
@@ -524,8 +524,9 @@ class _ArtifactLookup:
         location = {k.lower(): v for k, v in headers.items()}.get("location")
         location = urllib.parse.urljoin(artifact.download_url, location) if location else None
         if status == 410:
-            raise _Missing(f"artifact `{artifact.name}` has expired", UPLOAD_FIX.format(branch=f"`{branch}`",
-                           artifact=f"`{artifact.name}`"))  # fmt: skip
+            raise _Missing(
+                f"artifact `{artifact.name}` has expired", UPLOAD_FIX.format(branch=branch, artifact=artifact.name)
+            )
         if status in (401, 403, 404):
             raise _Missing(f"GitHub refused {what} (HTTP {status}: {_json_message(body)})", PERMISSION_FIX)
         if status not in (301, 302, 303, 307, 308) or not location:
