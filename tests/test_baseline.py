@@ -379,3 +379,14 @@ def test_ages_read_naturally() -> None:
     assert [baseline_module.age_text(d) for d in (0.01, 0.5, 1, 1.04, 3.25, 20)] == [
         "less than an hour old", "12 hours old", "1 day old", "1 day old", "3.2 days old", "20 days old",
     ]  # fmt: skip
+
+
+def test_a_push_with_baseline_artifact_set_says_quietly_that_there_is_nothing_to_compare(
+    workspace: Path, fake_github
+) -> None:
+    result = run_action(
+        workspace, fake_github.url, event="push", payload={"ref": "refs/heads/main"}, baseline_artifact=ARTIFACT
+    )
+    assert result.code == 0 and fake_github.requests == []
+    assert "No baseline: this run is not about a pull request (event `push`)" in result.stdout
+    assert not [a for a in result.annotations if a.startswith("::warning")]

@@ -108,6 +108,7 @@ def test_the_baseline_and_gate_inputs_are_read() -> None:
     s = parse_settings(env(baseline="base/*.jsonl, old.csv", fail_on_regression="TRUE", regression_tolerance="0.02",
                            GITHUB_WORKFLOW_REF="o/r/.github/workflows/ci.yml@refs/heads/main"))  # fmt: skip
     assert (s.baseline, s.fail_on_regression, s.regression_tolerance) == (("base/*.jsonl", "old.csv"), True, 0.02)
+    assert s.workflow_ref == "o/r/.github/workflows/ci.yml@refs/heads/main"
     assert parse_settings(env(baseline_artifact="eval-results")).baseline_artifact == "eval-results"
 
 

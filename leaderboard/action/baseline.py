@@ -98,14 +98,15 @@ class NoBaseline:
 
     reason: str
     fix: str
+    quiet: bool = False  # nothing is wrong (a push has no base to compare with): a log line, not a warning
 
 
 class _Missing(Exception):
     """Control flow: the lookup ends with a :class:`NoBaseline`."""
 
-    def __init__(self, reason: str, fix: str) -> None:
+    def __init__(self, reason: str, fix: str, quiet: bool = False) -> None:
         super().__init__(reason)
-        self.outcome = NoBaseline(reason, fix)
+        self.outcome = NoBaseline(reason, fix, quiet)
 
 
 @dataclass(frozen=True)
@@ -314,6 +315,7 @@ class _ArtifactLookup:
                 f"this run is not about a pull request (event `{settings.event_name or 'unknown'}`), so there is "
                 "no base branch to compare with",
                 "run the action on `pull_request`, or pass `pr-number`",
+                quiet=True,
             )
         if client is None:
             raise _Missing("input `github-token` is empty, so the artifact cannot be looked up",
@@ -483,6 +485,8 @@ class _ArtifactLookup:
         seen_runs = 0
         why_not = "no successful run of the workflow at the merge-base"
         for head_sha in ([merge_base] if merge_base else []) + [None]:
+            if len(looked) >= MAX_ARTIFACT_LOOKUPS:
+                break
             runs = self._runs(workflow, branch, head_sha)
             seen_runs += len(runs)
             if head_sha is not None and runs:

@@ -265,8 +265,10 @@ def _report_baseline(settings: Settings, baseline: Baseline | NoBaseline | None,
     outputs.update({"regressions": "0", "regressed-models": "[]", "improvements": "0", "baseline-sha": ""})
     if baseline is None:
         return
-    if isinstance(baseline, NoBaseline):
+    if isinstance(baseline, NoBaseline) and not baseline.quiet:
         annotate("warning", describe(baseline), title="No baseline")
+    elif isinstance(baseline, NoBaseline):
+        print(describe(baseline))
     else:
         with commands_stopped(settings.on_runner):  # branch and file names are data
             print(describe(baseline))
