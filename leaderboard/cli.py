@@ -11,7 +11,7 @@ from . import __version__
 from .loading import load_runs
 from .report.json_report import render_json
 from .report.markdown import render_report
-from .statistics import RANK_BY, analyse
+from .statistics import CORRECTIONS, RANK_BY, analyse, min_resamples
 from .validation import InvalidEvalRuns
 
 
@@ -51,16 +51,30 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("files", nargs="+", metavar="FILE_OR_GLOB", help="EvalRun files or globs (quote globs)")
     p.add_argument("--json", metavar="PATH", type=Path, help="also write the JSON report here")
     p.add_argument("--alpha", type=_alpha, default=0.05, help="1 - confidence level (default 0.05: 95%% CIs)")
-    p.add_argument("--b", type=_positive_int, default=500, help="bootstrap resamples (default 500)")
+    p.add_argument(
+        "--b", type=_positive_int, default=500, help="bootstrap resamples (default 500; at least 20 / alpha)"
+    )
     p.add_argument("--seed", type=_int, default=0, help="random seed (default 0)")
     p.add_argument("--rank-by", choices=RANK_BY, default="mean", help="ranking (default mean)")
+    p.add_argument(
+        "--correction",
+        choices=CORRECTIONS,
+        default="none",
+        help="multiple comparisons: none (per-pair alpha, default) or holm (family-wise alpha over all pairs)",
+    )
     p.add_argument("--title", default=None, help="a heading for the markdown")
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    cli = parser()
+    args = cli.parse_args(argv)
+    if args.b < min_resamples(args.alpha):
+        cli.error(
+            f"--b must be at least {min_resamples(args.alpha)} at --alpha {args.alpha:g} "
+            f"(20 / alpha: 10 resamples beyond each end of the interval), got {args.b}"
+        )
     try:
         runs = load_runs(args.files)
     except InvalidEvalRuns as exc:
@@ -68,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(problem, file=sys.stderr)
         print(f"{len(exc.problems)} problem(s): no leaderboard was made.", file=sys.stderr)
         return 1
-    board = analyse(runs, b=args.b, alpha=args.alpha, seed=args.seed, rank_by=args.rank_by)
+    board = analyse(runs, b=args.b, alpha=args.alpha, seed=args.seed, rank_by=args.rank_by, correction=args.correction)
     if args.json is not None:
         try:
             args.json.write_text(render_json(board), encoding="utf-8")

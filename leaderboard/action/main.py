@@ -121,7 +121,12 @@ def _run(env: Mapping[str, str], client_factory: ClientFactory) -> int:
         return _reject(settings, exc.problems, client_factory)
 
     board = analyse(
-        runs, b=settings.bootstrap_samples, alpha=settings.alpha, seed=settings.seed, rank_by=settings.rank_by
+        runs,
+        b=settings.bootstrap_samples,
+        alpha=settings.alpha,
+        seed=settings.seed,
+        rank_by=settings.rank_by,
+        correction=settings.correction,
     )
     report, markdown = _write_files(settings, board)
     outputs = {
