@@ -431,17 +431,23 @@ class PairTable(Sequence[PairwiseDiff]):
         return i * m - i * (i + 1) // 2 + (j - i - 1)
 
     def reason(self, p: int) -> str | None:
-        code = int(self.reason_code[p])
-        if code == SIGNIFICANT:
-            return None
-        if code == NO_SHARED:
-            return "no shared tasks"
-        if code == TOO_FEW:
-            return f"too few shared tasks ({int(self.n_shared[p])} < {min_tasks(self.alpha)})"
-        if code == CI_INCLUDES_0:
-            return "CI includes 0"
-        name = "Holm-adjusted p" if self.correction == "holm" else f"{TEST_WORDS[int(self.method[p])]} p"
-        return f"{name} = {self.p_adjusted[p]:.3g}"
+        return self.reasons(p, p + 1)[0]
+
+    def reasons(self, start: int, stop: int) -> list[str | None]:
+        """Why each pair in ``start:stop`` is not significant, in words (None for a significant one)."""
+        fewest = min_tasks(self.alpha)
+        fixed: dict[int, str | None] = {SIGNIFICANT: None, NO_SHARED: "no shared tasks", CI_INCLUDES_0: "CI includes 0"}
+        out: list[str | None] = []
+        codes = self.reason_code[start:stop].tolist()
+        for k, code in enumerate(codes):
+            if code in fixed:
+                out.append(fixed[code])
+            elif code == TOO_FEW:
+                out.append(f"too few shared tasks ({int(self.n_shared[start + k])} < {fewest})")
+            else:
+                test = "Holm-adjusted" if self.correction == "holm" else TEST_WORDS[int(self.method[start + k])]
+                out.append(f"{test} p = {self.p_adjusted[start + k]:.3g}")
+        return out
 
     def _item(self, p: int) -> PairwiseDiff:
         needed = int(self.tasks_needed[p])

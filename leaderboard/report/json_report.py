@@ -26,11 +26,6 @@ def _float(value: float) -> float | None:
     return None if math.isnan(value) else value
 
 
-def _number(value: float) -> str:
-    # json.dumps writes floats with repr; NaN has no JSON form.
-    return "null" if math.isnan(value) else repr(value)
-
-
 def report_dict(board: Leaderboard, *, pairs: bool = True) -> dict[str, object]:
     """The JSON report as a dict (schema: docs/report-schema.md); ``pairs=False`` leaves them out."""
     table = board.pairs
@@ -107,25 +102,28 @@ def report_dict(board: Leaderboard, *, pairs: bool = True) -> dict[str, object]:
     return report
 
 
+def _numbers(values: list[float]) -> list[str]:
+    # json.dumps writes floats with repr; NaN has no JSON form.
+    return [repr(v) if v == v else "null" for v in values]
+
+
 def _pair_lines(board: Leaderboard, start: int, stop: int) -> list[str]:
     t = board.pairs
     a, b = (t.a[start:stop] + 1).tolist(), (t.b[start:stop] + 1).tolist()
     n = t.n_shared[start:stop].tolist()
-    needed = t.tasks_needed[start:stop].tolist()
-    method = t.method[start:stop].tolist()
-    significant = t.significant[start:stop].tolist()
-    floats = [c[start:stop].tolist() for c in (t.mean_diff, t.ci_lo, t.ci_hi, t.p_value, t.p_adjusted)]
-    lines = []
-    for k in range(stop - start):
-        reason = t.reason(start + k)
-        lines.append(
-            f'{{"a": {a[k]}, "b": {b[k]}, "n_shared": {n[k]}, "mean_diff": {_number(floats[0][k])}, '
-            f'"ci_lo": {_number(floats[1][k])}, "ci_hi": {_number(floats[2][k])}, '
-            f'"p_value": {_number(floats[3][k])}, "p_adjusted": {_number(floats[4][k])}, '
-            f'"test": "{METHOD_NAMES[method[k]]}", "significant": {"true" if significant[k] else "false"}, '
-            f'"reason": {json.dumps(reason)}, "tasks_needed": {needed[k] if needed[k] >= 0 else "null"}}}'
-        )
-    return lines
+    needed = [str(v) if v >= 0 else "null" for v in t.tasks_needed[start:stop].tolist()]
+    tests = [METHOD_NAMES[m] for m in t.method[start:stop].tolist()]
+    significant = ["true" if v else "false" for v in t.significant[start:stop].tolist()]
+    mean, lo, hi, p, adjusted = (
+        _numbers(c[start:stop].tolist()) for c in (t.mean_diff, t.ci_lo, t.ci_hi, t.p_value, t.p_adjusted)
+    )
+    reasons = [json.dumps(r) for r in t.reasons(start, stop)]
+    return [
+        f'{{"a": {a[k]}, "b": {b[k]}, "n_shared": {n[k]}, "mean_diff": {mean[k]}, "ci_lo": {lo[k]}, '
+        f'"ci_hi": {hi[k]}, "p_value": {p[k]}, "p_adjusted": {adjusted[k]}, "test": "{tests[k]}", '
+        f'"significant": {significant[k]}, "reason": {reasons[k]}, "tasks_needed": {needed[k]}}}'
+        for k in range(stop - start)
+    ]
 
 
 def write_json(board: Leaderboard, handle: TextIO) -> None:

@@ -140,6 +140,27 @@ def _ranked(model_id: str, ranks: Mapping[str, int] | None) -> str:
     return f"{shown} ({ranks[model_id]})" if ranks and model_id in ranks else shown
 
 
+PAIRS_SHOWN = 1000
+
+
+def selected_pairs(board: Leaderboard, limit: int = PAIRS_SHOWN) -> list[PairwiseDiff]:
+    """At most ``limit`` pairs: #1 against every model, then each model against the next, then the rest."""
+    table = board.pairs
+    m = len(board.rows)
+    if not board.pairs_computed or m < 2:
+        return []
+    chosen = [table.position(0, j) for j in range(1, m)] + [table.position(i, i + 1) for i in range(1, m - 1)]
+    chosen = chosen[:limit]
+    if len(chosen) < limit:
+        seen = set(chosen)
+        for p in range(len(table)):
+            if len(chosen) >= limit:
+                break
+            if p not in seen:
+                chosen.append(p)
+    return [table[p] for p in chosen]
+
+
 def pairwise_table(
     pairs: Sequence[PairwiseDiff], alpha: float = 0.05, *, ranks: Mapping[str, int] | None = None
 ) -> str:
@@ -234,9 +255,14 @@ def render_report(board: Leaderboard, *, title: str | None = None) -> str:
         parts.append("Full model ids:\n\n" + ids)
     parts.append("### Mean by category\n\n" + categories_table(board.rows, board.categories))
     if board.pairs:
-        parts.append(
-            "### Pairwise differences\n\n" + pairwise_table(board.pairs, board.alpha, ranks=ranks_of(board.rows))
-        )
+        shown = selected_pairs(board)
+        section = "### Pairwise differences\n\n" + pairwise_table(shown, board.alpha, ranks=ranks_of(board.rows))
+        if len(shown) < len(board.pairs):
+            section += (
+                f"\n\n{len(shown)} of {len(board.pairs)} pairs shown: #1 against every model, then neighbours. "
+                "The JSON report (`--json`) has all of them."
+            )
+        parts.append(section)
     parts.append("\n".join(f"- {note}" for note in notes(board)))
     parts.append(f"<sub>{board.n_models} models · {board.n_tasks} tasks · {board.n_runs} runs</sub>")
     return "\n\n".join(parts) + "\n"
