@@ -8,6 +8,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from leaderboard.archive import ArchiveLimits, UnsafeArchive, safe_extract
 
@@ -115,3 +117,26 @@ def test_two_members_with_one_name_refuse_the_archive(tmp_path: Path) -> None:
 def test_something_that_is_not_a_zip_is_refused(tmp_path: Path) -> None:
     with pytest.raises(UnsafeArchive, match="not a readable zip"):
         safe_extract(b"<html>Sign in</html>", tmp_path / "out")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(
+        st.lists(st.sampled_from(["a", "b.jsonl", "..", ".", "", "C:", "~", "\\", "/", "..\\x", " ", "a/../.."]),
+                 min_size=1, max_size=5).map("/".join),
+        min_size=1, max_size=4, unique=True,
+    )
+)  # fmt: skip
+def test_whatever_the_names_nothing_is_written_outside_the_destination(tmp_path: Path, names: list[str]) -> None:
+    out = tmp_path / f"case-{abs(hash(tuple(names)))}" / "out"
+    try:
+        data = make_zip(dict.fromkeys(names, "x"))
+    except (ValueError, IndexError):  # zipfile itself refuses the name
+        return
+    try:
+        written = safe_extract(data, out)
+    except UnsafeArchive:
+        written = []
+    for path in out.parent.rglob("*"):
+        assert path == out or path.resolve().is_relative_to(out.resolve()), path
+    assert all(p.resolve().is_relative_to(out.resolve()) for p in written)

@@ -390,3 +390,42 @@ def test_a_push_with_baseline_artifact_set_says_quietly_that_there_is_nothing_to
     assert result.code == 0 and fake_github.requests == []
     assert "No baseline: this run is not about a pull request (event `push`)" in result.stdout
     assert not [a for a in result.annotations if a.startswith("::warning")]
+
+
+def test_a_5xx_is_retried_as_the_comment_calls_are(fake_github: FakeGitHub) -> None:
+    fake_github.merge_bases[(BASE, HEAD)] = MERGE_BASE
+    fake_github.add_run(MERGE_BASE, created_at=ago(1), artifacts={ARTIFACT: GOOD})
+    fake_github.faults.append(Fault("GET", r".*/actions/workflows/.*/runs", 502, times=1))
+    outcome = resolve_baseline(
+        settings_for(fake_github), make_client(TOKEN, fake_github.url), 7, datetime.now(UTC), payload=PAYLOAD
+    )
+    assert isinstance(outcome, Baseline) and outcome.is_merge_base
+    assert sum(r.path.endswith("/runs") for r in fake_github.api_calls()) == 2
+
+
+def test_a_rate_limit_or_an_outage_is_no_baseline_that_says_to_re_run(fake_github: FakeGitHub) -> None:
+    fake_github.merge_bases[(BASE, HEAD)] = MERGE_BASE
+    fake_github.add_run(MERGE_BASE, created_at=ago(1), artifacts={ARTIFACT: GOOD})
+    reset = str(int(datetime.now(UTC).timestamp()) + 3600)
+    fake_github.faults.append(
+        Fault("GET", r".*/runs", 403, times=5, message="API rate limit exceeded",
+              headers={"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": reset})
+    )  # fmt: skip
+    client = make_client(TOKEN, fake_github.url)
+    limited = resolve_baseline(settings_for(fake_github), client, 7, datetime.now(UTC), payload=PAYLOAD)
+    assert isinstance(limited, NoBaseline) and "rate limit" in limited.reason and "re-run" in limited.fix
+    fake_github.faults[:] = [Fault("GET", r".*/artifacts", 503, times=10)]
+    down = resolve_baseline(settings_for(fake_github), client, 7, datetime.now(UTC), payload=PAYLOAD)
+    assert isinstance(down, NoBaseline) and "listing the artifacts of run" in down.reason and "re-run" in down.fix
+
+
+def test_no_lookup_call_starts_after_the_deadline(fake_github: FakeGitHub) -> None:
+    fake_github.merge_bases[(BASE, HEAD)] = MERGE_BASE
+    fake_github.add_run(MERGE_BASE, created_at=ago(1), artifacts={ARTIFACT: GOOD})
+    ticks = iter([0.0, 1.0, baseline_module.DEADLINE + 1])  # start, compare, then the run list: too late
+    outcome = resolve_baseline(
+        settings_for(fake_github), make_client(TOKEN, fake_github.url), 7, datetime.now(UTC), payload=PAYLOAD,
+        clock=lambda: next(ticks),
+    )  # fmt: skip
+    assert isinstance(outcome, NoBaseline) and "has not answered in time" in outcome.reason
+    assert [r.path.rsplit("/", 1)[-1] for r in fake_github.api_calls()] == [f"{BASE}...{HEAD}"]
