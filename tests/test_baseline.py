@@ -429,3 +429,17 @@ def test_no_lookup_call_starts_after_the_deadline(fake_github: FakeGitHub) -> No
     )  # fmt: skip
     assert isinstance(outcome, NoBaseline) and "has not answered in time" in outcome.reason
     assert [r.path.rsplit("/", 1)[-1] for r in fake_github.api_calls()] == [f"{BASE}...{HEAD}"]
+
+
+def test_a_storage_that_hangs_is_no_baseline_within_the_timeout(
+    fake_github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(baseline_module, "DOWNLOAD_TIMEOUT", (1.0, 0.3))
+    fake_github.merge_bases[(BASE, HEAD)] = MERGE_BASE
+    fake_github.add_run(MERGE_BASE, created_at=ago(1), artifacts={ARTIFACT: GOOD})
+    fake_github.faults.append(Fault("GET", r"/storage/.*", 200, delay=2.0, after=True))
+    outcome = resolve_baseline(
+        settings_for(fake_github), make_client(TOKEN, fake_github.url), 7, datetime.now(UTC), payload=PAYLOAD
+    )
+    assert isinstance(outcome, NoBaseline)
+    assert outcome.reason == "downloading the artifact from its storage failed (ReadTimeout)"
