@@ -10,7 +10,7 @@ from pathlib import Path
 from . import __version__
 from .formats import FORMAT_NAMES, ReadOptions, Session, load_summary
 from .loading import load_runs
-from .report.json_report import render_json
+from .report.json_report import write_json
 from .report.markdown import render_report
 from .statistics import CORRECTIONS, RANK_BY, analyse, min_resamples
 from .validation import InvalidEvalRuns
@@ -93,7 +93,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     board = analyse(runs, b=args.b, alpha=args.alpha, seed=args.seed, rank_by=args.rank_by, correction=args.correction)
     if args.json is not None:
         try:
-            args.json.write_text(render_json(board), encoding="utf-8")
+            with args.json.open("w", encoding="utf-8") as handle:
+                write_json(board, handle)
         except OSError as exc:
             print(f"cannot write {args.json}: {exc.strerror or exc}", file=sys.stderr)
             return 1

@@ -569,3 +569,11 @@ def test_the_summary_line_names_formats_records_metrics_and_what_was_left_out() 
 def test_the_comment_note_is_none_when_nothing_was_left_out_or_averaged() -> None:
     _, report = load("promptfoo/sample-export.json")
     assert comment_note(report) is None
+
+
+def test_baseline_files_are_read_with_the_same_format_options_as_runs(tmp_path: Path) -> None:
+    from leaderboard.action.baseline import load_baseline_files
+
+    copy_run(tmp_path, f"{LM}/samples_bias_classification_{BIAS}.json", f"{LM}/results_{BIAS}.json")
+    baseline = load_baseline_files(("*",), str(tmp_path), ReadOptions(metric="acc_norm"))
+    assert {r.metric_name for r in baseline.runs} == {"acc_norm"} and len(baseline.runs) == 609
