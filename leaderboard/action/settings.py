@@ -7,6 +7,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
+from ..limits import MAX_BOOTSTRAP_SAMPLES
+from ..numbers import parse_decimal, parse_integer
 from ..statistics import RANK_BY, RankBy
 
 # Defaults for inputs the runner did not pass (a local run); action.yml declares the same
@@ -24,7 +26,6 @@ DEFAULTS: dict[str, str] = {
 }
 INPUTS = ("runs", *DEFAULTS)
 COMMENT_MODES = ("update", "off")
-MAX_BOOTSTRAP_SAMPLES = 100_000
 N = TypeVar("N", int, float)
 _KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,99}")
 
@@ -81,13 +82,18 @@ def _input(environ: Mapping[str, str], name: str) -> str:
     return value.strip()
 
 
-def _number(text: str, kind: Callable[[str], N], valid: Callable[[N], bool]) -> N | None:
-    """``kind(text)`` when it parses and is ``valid``, else None."""
-    try:
-        value = kind(text)
-    except ValueError:
-        return None
-    return value if valid(value) else None
+def _number(text: str, kind: Callable[[str], N | None], valid: Callable[[N], bool]) -> N | None:
+    """``kind(text)`` when it is plain decimal text and ``valid``, else None."""
+    value = kind(text)
+    return value if value is not None and valid(value) else None
+
+
+def _token_problem(token: str) -> str | None:
+    # HTTP headers are Latin-1 and a token is ASCII: anything else could only fail inside the
+    # HTTP client, after the inputs were read. The token itself is never echoed.
+    if token and not all("!" <= ch <= "~" for ch in token):
+        return "input 'github-token' holds characters no GitHub token has (spaces, control or non-ASCII characters)"
+    return None
 
 
 def split_patterns(text: str) -> tuple[str, ...]:
@@ -115,19 +121,19 @@ def parse_settings(environ: Mapping[str, str]) -> Settings:
         )
 
     alpha_text = _input(environ, "alpha")
-    alpha = _number(alpha_text, float, lambda v: 0.0 < v < 1.0)
+    alpha = _number(alpha_text, parse_decimal, lambda v: 0.0 < v < 1.0)
     if alpha is None:
         problems.append(f"input 'alpha' must be a number between 0 and 1 (exclusive), got {alpha_text!r}")
 
     samples_text = _input(environ, "bootstrap-samples")
-    samples = _number(samples_text, int, lambda v: 1 <= v <= MAX_BOOTSTRAP_SAMPLES)
+    samples = _number(samples_text, parse_integer, lambda v: 1 <= v <= MAX_BOOTSTRAP_SAMPLES)
     if samples is None:
         problems.append(
             f"input 'bootstrap-samples' must be an integer from 1 to {MAX_BOOTSTRAP_SAMPLES}, got {samples_text!r}"
         )
 
     seed_text = _input(environ, "seed")
-    seed = _number(seed_text, int, lambda v: v >= 0)
+    seed = _number(seed_text, parse_integer, lambda v: v >= 0)
     if seed is None:
         problems.append(f"input 'seed' must be a non-negative integer, got {seed_text!r}")
 
@@ -136,16 +142,21 @@ def parse_settings(environ: Mapping[str, str]) -> Settings:
         problems.append(f"input 'rank-by' must be one of {', '.join(RANK_BY)}, got {rank_by!r}")
 
     pr_text = _input(environ, "pr-number")
-    pr_number = _number(pr_text, int, lambda v: v >= 1) if pr_text else None
+    pr_number = _number(pr_text, parse_integer, lambda v: v >= 1) if pr_text else None
     if pr_text and pr_number is None:
         problems.append(f"input 'pr-number' must be a positive integer (or empty), got {pr_text!r}")
+
+    token = _input(environ, "github-token")
+    token_problem = _token_problem(token)
+    if token_problem:
+        problems.append(token_problem)
 
     if problems:
         raise SettingsError(problems)
     assert alpha is not None and samples is not None and seed is not None
     return Settings(
         runs=runs,
-        github_token=_input(environ, "github-token"),
+        github_token=token,
         comment=comment,  # type: ignore[arg-type]
         comment_key=key,
         title=_input(environ, "title"),
