@@ -61,6 +61,7 @@ class Settings:
     output_path: str | None
     summary_path: str | None
     on_runner: bool
+    debug: bool = False  # RUNNER_DEBUG=1: tracebacks of unexpected failures in the log
 
     @property
     def run_url(self) -> str | None:
@@ -175,4 +176,5 @@ def parse_settings(environ: Mapping[str, str]) -> Settings:
         output_path=environ.get("GITHUB_OUTPUT") or None,
         summary_path=environ.get("GITHUB_STEP_SUMMARY") or None,
         on_runner=environ.get("GITHUB_ACTIONS") == "true",
+        debug=environ.get("RUNNER_DEBUG") == "1",
     )
