@@ -36,7 +36,7 @@ from .validation import FIELDS, KEY_FIELDS, InvalidEvalRuns, Problem, check_fiel
 FORMATS = (".json", ".jsonl", ".csv")
 BOM = b"\xef\xbb\xbf"
 
-_INF = float("inf")
+_MAX_FLOAT = sys.float_info.max  # an int above it has no float: float() would raise OverflowError
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +96,7 @@ def _build(record: object, source: Source, sink: _Sink) -> EvalRun | None:
         and (type(score) is float or type(score) is int)
         and (type(weight) is float or type(weight) is int)
         and 0.0 <= score <= 1.0
-        and 0.0 < weight < _INF
+        and 0.0 < weight <= _MAX_FLOAT
         and _plain(model_id)
         and _plain(task_id)
         and _plain(category)
@@ -742,24 +742,25 @@ def expand_paths(
     for match in sorted(candidates):
         path = Path(match)
         name = _lexical_name(match, base)
+        try:
+            info: os.stat_result | None = path.stat()
+        except OSError:
+            info = None  # reading it reports why it cannot be read
+        kind = _kind(info.st_mode) if info is not None else None
+        if kind == "a directory" and match not in literal:
+            continue  # a wildcard matching a directory is not a request to read it
         if base is not None and not path.resolve().is_relative_to(base):
             named = literal.get(match, name)
             problems.append(Problem(message=f"{named!r} resolves outside the workspace and is refused", file=named))
             continue
-        try:
-            info = path.stat()
-        except OSError:
-            found.setdefault(match, path)  # reading it reports why it cannot be read
-            continue
-        kind = _kind(info.st_mode)
-        if kind == "a directory":
-            if match in literal:
-                problems.append(Problem(message="is a directory, not an EvalRun file", file=name))
-            continue  # a wildcard matching a directory is not a request to read it
-        if kind is not None:
+        if info is None:
+            found.setdefault(match, path)
+        elif kind == "a directory":
+            problems.append(Problem(message="is a directory, not an EvalRun file", file=name))
+        elif kind is not None:
             problems.append(Problem(message=_not_regular(kind), file=name))
-            continue
-        found.setdefault((info.st_dev, info.st_ino), path)
+        else:
+            found.setdefault((info.st_dev, info.st_ino), path)
     return sorted(found.values(), key=str), problems
 
 
