@@ -286,7 +286,7 @@ def _read_jsonl(handle: BinaryIO, name: str, sink: _Sink) -> list[EvalRun]:
     for number, raw in enumerate(handle, start=1):
         sink.budget -= len(raw)
         if sink.budget < 0:
-            sink.problem(_over_budget("reading went"), name, number)
+            sink.problem(_over_budget("the file grew while being read, past the bytes left"), name, number)
             break
         if number == 1 and raw.startswith(BOM):
             raw = raw[len(BOM) :]
@@ -320,7 +320,7 @@ def _read_text(handle: BinaryIO, name: str, sink: _Sink) -> str | None:
     data = handle.read(max(sink.budget, 0) + 1)
     sink.budget -= len(data)
     if sink.budget < 0:
-        sink.problem(_over_budget("the file grew and took the input"), name)
+        sink.problem(_over_budget("the file grew while being read, past the bytes left"), name)
         return None
     try:
         return data.decode("utf-8-sig")
@@ -529,7 +529,7 @@ _READERS = {".json": _read_json, ".jsonl": _read_jsonl, ".csv": _read_csv}
 
 def _over_budget(what: str) -> str:
     mib = limits.MAX_INPUT_BYTES / 2**20
-    return f"{what} past the input limit of {limits.MAX_INPUT_BYTES:,} bytes ({mib:g} MiB) over all files"
+    return f"{what}: the input limit is {limits.MAX_INPUT_BYTES:,} bytes ({mib:g} MiB) for all files together"
 
 
 def _kind(mode: int) -> str | None:
@@ -567,7 +567,7 @@ def _open_regular(path: Path, name: str, sink: _Sink) -> BinaryIO | None:
         if kind is not None:
             sink.problem(_not_regular(kind), name)
         else:
-            sink.problem(_over_budget(f"its {info.st_size:,} bytes would take the input"), name)
+            sink.problem(_over_budget(f"is {info.st_size:,} bytes, more than the {sink.budget:,} left"), name)
         return None
     os.set_blocking(fd, True)
     return os.fdopen(fd, "rb")

@@ -182,7 +182,7 @@ def test_input_over_the_size_bound_is_refused_before_reading(tmp_path: Path, mon
     small = jsonl(tmp_path / "a.jsonl", RECORD)
     big = jsonl(tmp_path / "b.jsonl", *({**RECORD, "task_id": f"t{i}"} for i in range(5)))
     (problem,) = problems_of([str(small), str(big)])
-    assert problem.startswith(f"{big}: its ") and "past the input limit of 100 bytes" in problem
+    assert problem.startswith(f"{big}: is ") and "the input limit is 100 bytes" in problem
 
 
 # --- only regular files, each once ------------------------------------------------------------
