@@ -13,7 +13,7 @@ from .loading import load_runs
 from .numbers import parse_decimal, parse_integer
 from .report.json_report import render_json
 from .report.markdown import render_report
-from .statistics import RANK_BY, analyse
+from .statistics import CORRECTIONS, RANK_BY, analyse, min_resamples
 from .validation import InvalidEvalRuns
 
 
@@ -53,17 +53,32 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--json", metavar="PATH", type=Path, help="also write the JSON report here")
     p.add_argument("--alpha", type=_alpha, default=0.05, help="1 - confidence level (default 0.05: 95%% CIs)")
     p.add_argument(
-        "--b", type=_samples, default=500, help=f"bootstrap resamples, 1 to {MAX_BOOTSTRAP_SAMPLES} (default 500)"
+        "--b",
+        type=_samples,
+        default=500,
+        help=f"bootstrap resamples, at least 20 / alpha and at most {MAX_BOOTSTRAP_SAMPLES} (default 500)",
     )
     p.add_argument("--seed", type=_seed, default=0, help="random seed, a non-negative integer (default 0)")
     p.add_argument("--rank-by", choices=RANK_BY, default="mean", help="ranking (default mean)")
+    p.add_argument(
+        "--correction",
+        choices=CORRECTIONS,
+        default="none",
+        help="multiple comparisons: none (per-pair alpha, default) or holm (family-wise alpha over all pairs)",
+    )
     p.add_argument("--title", default=None, help="a heading for the markdown")
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    cli = parser()
+    args = cli.parse_args(argv)
+    if args.b < min_resamples(args.alpha):
+        cli.error(
+            f"--b must be at least {min_resamples(args.alpha)} at --alpha {args.alpha:g} "
+            f"(20 / alpha: 10 resamples beyond each end of the interval), got {args.b}"
+        )
     try:
         return _run(args)
     except Exception as exc:  # the last line of defence: one line, never a traceback
@@ -79,7 +94,7 @@ def _run(args: argparse.Namespace) -> int:
             print(problem, file=sys.stderr)
         print(f"{len(exc.problems)} problem(s): no leaderboard was made.", file=sys.stderr)
         return 1
-    board = analyse(runs, b=args.b, alpha=args.alpha, seed=args.seed, rank_by=args.rank_by)
+    board = analyse(runs, b=args.b, alpha=args.alpha, seed=args.seed, rank_by=args.rank_by, correction=args.correction)
     if args.json is not None:
         try:
             args.json.write_text(render_json(board), encoding="utf-8")

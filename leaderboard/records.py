@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -34,7 +35,13 @@ class EvalRun:
 
 @dataclass(frozen=True)
 class LeaderboardRow:
-    """A model's summary: mean with its bootstrap CI, win-rate and category means."""
+    """A model's summary: mean with its bootstrap CI, win-rate and category means.
+
+    ``rank_lo``/``rank_hi`` are its rank range from the pairwise decisions (best rank:
+    1 + models significantly ahead; worst: M - models significantly behind), None when
+    pairs were not computed. ``ci_note`` says why the CI tells nothing ("n=1", "all
+    equal"), None when it does.
+    """
 
     model_id: str
     mean_score: float
@@ -43,14 +50,28 @@ class LeaderboardRow:
     win_rate: float
     tasks_completed: int
     categories: Mapping[str, float] = field(default_factory=dict)
+    category_tasks: Mapping[str, int] = field(default_factory=dict)
+    ci_note: str | None = None
+    rank_lo: int | None = None
+    rank_hi: int | None = None
+
+    @property
+    def in_top_group(self) -> bool:
+        """No model is significantly ahead of this one."""
+        return self.rank_lo == 1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PairwiseDiff:
-    """Paired bootstrap of ``score_a - score_b`` over the tasks both models ran.
+    """Paired comparison of ``score_a - score_b`` over the tasks both models ran.
 
-    With no shared task the difference is undefined: ``mean_diff``, ``ci_lo``
-    and ``ci_hi`` are NaN and ``significant`` is False.
+    ``model_a`` has the higher mean (to the tie tolerance; then the smaller id).
+    ``significant`` is the one decision every view reads: the bootstrap CI excludes 0
+    *and* the exact paired permutation test gives p <= alpha (Holm-adjusted when asked).
+    ``reason`` says why it is not significant (None when it is); ``p_value`` is the
+    test's raw p, ``p_adjusted`` the one compared with alpha; ``tasks_needed`` is about
+    how many shared tasks would detect a difference this size (None when it is 0).
+    With no shared task ``mean_diff``, ``ci_lo``, ``ci_hi`` and the p-values are NaN.
     """
 
     model_a: str
@@ -60,3 +81,8 @@ class PairwiseDiff:
     ci_lo: float
     ci_hi: float
     significant: bool
+    p_value: float = math.nan
+    p_adjusted: float = math.nan
+    test: str = "none"
+    reason: str | None = None
+    tasks_needed: int | None = None

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from operator import attrgetter
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -27,16 +27,36 @@ from .resampling import (
     resampled_means,
     task_keys,
 )
+from .significance import METHOD_NAMES, holm, min_tasks, sign_flip_test, tasks_needed
 from .validation import validate_runs
 
 RankBy = Literal["mean", "win-rate"]
 RANK_BY: tuple[RankBy, ...] = ("mean", "win-rate")
 
-# Ties: math.isclose(score, best, abs_tol=TIE_ABS_TOL) with its default rel_tol.
+# The one tie rule (the specification's math.isclose, abs_tol 1e-12, default rel_tol): two
+# scores this close are equal for win-rate, per-task differences and significance; ranking
+# compares values rounded to TIE_DECIMALS (scores are on [0, 1], so 1e-9 relative <= 1e-9).
 TIE_ABS_TOL = 1e-12
 TIE_REL_TOL = 1e-9
-# Below this many shared tasks no test can reach 5% (a two-sided sign test's floor is 2/2^5).
-MIN_SHARED_FOR_SIGNIFICANCE = 6
+TIE_DECIMALS = 9
+# Resamples per tail at the least: a percentile end needs enough resamples beyond it to be
+# more than the most extreme draw or two. b >= RESAMPLES_PER_TAIL * 2 / alpha (400 at 0.05).
+RESAMPLES_PER_TAIL = 10
+
+
+def min_resamples(alpha: float) -> int:
+    """The fewest bootstrap resamples whose percentile interval at ``alpha`` is worth printing."""
+    return math.ceil(2 * RESAMPLES_PER_TAIL / alpha - 1e-9)
+
+
+def check_resamples(b: int, alpha: float, *, name: str) -> None:
+    """Refuse a resample count too small for ``alpha``'s tails, naming the input ``name``."""
+    floor = min_resamples(alpha)
+    if b < floor:
+        raise ValueError(
+            f"{name} must be at least {floor} at alpha {alpha:g} (20 / alpha: {RESAMPLES_PER_TAIL} resamples "
+            f"beyond each end of the {(1 - alpha) * 100:.6g}% interval), got {b}"
+        )
 
 
 @dataclass(frozen=True)
@@ -44,7 +64,7 @@ class Leaderboard:
     """Everything one analysis produces, with the parameters that produced it."""
 
     rows: tuple[LeaderboardRow, ...]
-    pairs: tuple[PairwiseDiff, ...]
+    pairs: PairTable
     alpha: float
     b: int
     seed: int
@@ -54,6 +74,27 @@ class Leaderboard:
     n_tasks: int
     categories: tuple[str, ...]
     weights_ignored: bool
+    correction: Correction = "none"
+    all_tied_tasks: int = 0
+    pairs_computed: bool = True
+
+    def pair(self, i: int, j: int) -> PairwiseDiff:
+        """The comparison of the models at ranks ``i`` and ``j`` (1-based), oriented as stored."""
+        return self.pairs[self.pairs.position(i - 1, j - 1)]
+
+    def resolution(self) -> tuple[tuple[PairwiseDiff, ...], tuple[PairwiseDiff, ...]]:
+        """(each adjacent pair in the ranking, #1 against every other model): does the suite separate them?"""
+        if not self.pairs_computed or len(self.rows) < 2:
+            return (), ()
+        m = len(self.rows)
+        adjacent = tuple(self.pair(r, r + 1) for r in range(1, m))
+        leader = tuple(self.pair(1, r) for r in range(2, m + 1))
+        return adjacent, leader
+
+    @property
+    def top_group(self) -> tuple[str, ...]:
+        """Every model no other model is significantly ahead of (best rank 1)."""
+        return tuple(row.model_id for row in self.rows if row.rank_lo == 1)
 
 
 @dataclass(frozen=True)
@@ -169,7 +210,7 @@ class _Engine:
         self.b = b
         self.seed = seed
         self._encoded = encode_ids(matrix.task_ids)
-        self._filled = np.where(matrix.present, matrix.scores, 0.0)
+        self.filled = np.where(matrix.present, matrix.scores, 0.0)
         self._sets = list(_task_sets(matrix.present).values())
         # (models, models): how many tasks each pair both ran. 0/1 in float32 counts exactly to 2^24.
         present = matrix.present.astype(np.float32)
@@ -223,7 +264,7 @@ class _Engine:
         if large:
             # Identical models must get identical resamples to the bit (so their difference is exactly 0);
             # a matrix product need not compute two equal columns alike, so each distinct model goes once.
-            values, masks = self._filled[large], matrix.present[large]
+            values, masks = self.filled[large], matrix.present[large]
             distinct: dict[bytes, int] = {}
             inverse = [
                 distinct.setdefault(values[i].tobytes() + np.packbits(masks[i]).tobytes(), i) for i in range(len(large))
@@ -260,7 +301,7 @@ class _Engine:
 
             def rows(i: int, j: int) -> tuple[FloatArray, NDArray[np.bool_]]:
                 shared = present[la[i:j]] & present[lb[i:j]]
-                return np.where(shared, self._filled[la[i:j]] - self._filled[lb[i:j]], 0.0), shared
+                return np.where(shared, self.filled[la[i:j]] - self.filled[lb[i:j]], 0.0), shared
 
             out[large] = self.poisson(large.size, rows)
         return out
@@ -273,10 +314,26 @@ _ITEM_GROUP = 256
 _KEEP_ELEMENTS = 1 << 24
 
 
+def tie_key(value: float) -> float:
+    """``value`` rounded to the tie tolerance: near-equal values (math.isclose) sort as equal."""
+    return round(float(value), TIE_DECIMALS)
+
+
 def _order(model_ids: Sequence[str], means: FloatArray, rates: FloatArray, rank_by: RankBy) -> list[int]:
+    mean_key = [tie_key(v) for v in means]
+    rate_key = [tie_key(v) for v in rates]
     if rank_by == "mean":
-        return sorted(range(len(model_ids)), key=lambda m: (-means[m], -rates[m], model_ids[m]))
-    return sorted(range(len(model_ids)), key=lambda m: (-rates[m], -means[m], model_ids[m]))
+        return sorted(range(len(model_ids)), key=lambda m: (-mean_key[m], -rate_key[m], model_ids[m]))
+    return sorted(range(len(model_ids)), key=lambda m: (-rate_key[m], -mean_key[m], model_ids[m]))
+
+
+def _ci_note(values: FloatArray) -> str | None:
+    if values.size < 2:
+        return f"n={values.size}"
+    low, high = float(values.min()), float(values.max())
+    if math.isclose(low, high, rel_tol=TIE_REL_TOL, abs_tol=TIE_ABS_TOL):
+        return "all equal"
+    return None
 
 
 def _rows(matrix: _Matrix, theta: FloatArray, alpha: float, rank_by: RankBy) -> tuple[list[LeaderboardRow], FloatArray]:
@@ -300,49 +357,258 @@ def _rows(matrix: _Matrix, theta: FloatArray, alpha: float, rank_by: RankBy) -> 
                 win_rate=float(rates[m]),
                 tasks_completed=int(completed[m]),
                 categories=categories,
+                category_tasks={matrix.categories[c]: int(counts[c]) for c in np.flatnonzero(counts)},
+                ci_note=_ci_note(matrix.scores[m, own]),
             )
         )
     return rows, means
 
 
-def _pairs(
-    matrix: _Matrix, engine: _Engine, theta: FloatArray, means: FloatArray, order: Sequence[int], alpha: float
-) -> list[PairwiseDiff]:
-    """Paired bootstrap of the difference for every pair, listed in leaderboard order.
+def _all_tied_tasks(matrix: _Matrix) -> int:
+    """Tasks run by two or more models on which every one of them has the top score."""
+    scores = matrix.scores
+    with np.errstate(invalid="ignore"):
+        best, worst = np.nanmax(scores, axis=0), np.nanmin(scores, axis=0)
+        tol = np.maximum(TIE_REL_TOL * np.maximum(np.abs(best), np.abs(worst)), TIE_ABS_TOL)
+        tied = np.abs(best - worst) <= tol
+    return int(np.count_nonzero(tied & (matrix.present.sum(axis=0) >= 2)))
 
-    A pair is oriented so that ``model_a`` has the higher mean (then the smaller id):
-    that depends on the two models alone, so adding a model never flips a sign.
+
+Correction = Literal["none", "holm"]
+CORRECTIONS: tuple[Correction, ...] = ("none", "holm")
+
+# Why a pair is not significant (PairTable.reason); 0 when it is.
+SIGNIFICANT, NO_SHARED, TOO_FEW, CI_INCLUDES_0, TEST_NOT_SIGNIFICANT = range(5)
+
+
+class PairTable(Sequence[PairwiseDiff]):
+    """Every pair's comparison, held as columns; a :class:`PairwiseDiff` is made on access.
+
+    Pairs are listed in leaderboard order (rank 1 against 2, 3, ..., then 2 against
+    3, ...), so the pair of the models at ranks i < j (0-based positions) is at
+    ``position(i, j)`` with no search. Columns hold model positions in the ranking, not
+    ids: a million pairs cost tens of megabytes, not a million objects.
     """
-    listed: list[tuple[int, int]] = []
-    for i, first in enumerate(order):
-        for second in order[i + 1 :]:
-            a, b = sorted((first, second), key=lambda m: (-means[m], matrix.model_ids[m]))
-            listed.append((a, b))
-    diff_theta = engine.pairs(listed, theta)
-    lo, hi = percentile_interval(diff_theta, alpha)
-    counts = engine.shared_counts
-    result = []
-    for p, (a, b) in enumerate(listed):
-        n_shared = int(counts[a, b])
-        if n_shared == 0:
-            result.append(
-                PairwiseDiff(matrix.model_ids[a], matrix.model_ids[b], 0, math.nan, math.nan, math.nan, False)
-            )
-            continue
-        shared = matrix.present[a] & matrix.present[b]
-        result.append(
-            PairwiseDiff(
-                model_a=matrix.model_ids[a],
-                model_b=matrix.model_ids[b],
-                n_shared=n_shared,
-                mean_diff=float(np.mean(matrix.scores[a, shared] - matrix.scores[b, shared])),
-                ci_lo=float(lo[p]),
-                ci_hi=float(hi[p]),
-                # "Excludes zero" with the tie tolerance: identical models are never significant.
-                significant=bool(lo[p] > TIE_ABS_TOL or hi[p] < -TIE_ABS_TOL),
-            )
+
+    def __init__(
+        self,
+        ranked_ids: Sequence[str],
+        columns: dict[str, NDArray[Any]],
+        alpha: float,
+        correction: Correction,
+    ) -> None:
+        self.ranked_ids = tuple(ranked_ids)
+        self.alpha = alpha
+        self.correction = correction
+        self.a: NDArray[np.int64] = columns["a"]  # ranking positions, 0-based
+        self.b: NDArray[np.int64] = columns["b"]
+        self.n_shared: NDArray[np.int64] = columns["n_shared"]
+        self.mean_diff: FloatArray = columns["mean_diff"]
+        self.ci_lo: FloatArray = columns["ci_lo"]
+        self.ci_hi: FloatArray = columns["ci_hi"]
+        self.p_value: FloatArray = columns["p_value"]
+        self.p_adjusted: FloatArray = columns["p_adjusted"]
+        self.method: NDArray[np.int8] = columns["method"]
+        self.reason_code: NDArray[np.int8] = columns["reason"]
+        self.tasks_needed: NDArray[np.int64] = columns["tasks_needed"]
+
+    @property
+    def significant(self) -> NDArray[np.bool_]:
+        return np.asarray(self.reason_code == SIGNIFICANT)
+
+    @property
+    def tested(self) -> int:
+        """Pairs with at least one shared task: the family a correction is over."""
+        return int(np.count_nonzero(self.n_shared > 0))
+
+    def __len__(self) -> int:
+        return int(self.a.size)
+
+    def position(self, i: int, j: int) -> int:
+        """Position of the pair of ranking positions i and j (either order)."""
+        i, j = min(i, j), max(i, j)
+        m = len(self.ranked_ids)
+        return i * m - i * (i + 1) // 2 + (j - i - 1)
+
+    def reason(self, p: int) -> str | None:
+        return self.reasons(p, p + 1)[0]
+
+    def reasons(self, start: int, stop: int) -> list[str | None]:
+        """Why each pair in ``start:stop`` is not significant, in words (None for a significant one)."""
+        fewest = min_tasks(self.alpha)
+        fixed: dict[int, str | None] = {SIGNIFICANT: None, NO_SHARED: "no shared tasks", CI_INCLUDES_0: "CI includes 0"}
+        out: list[str | None] = []
+        codes = self.reason_code[start:stop].tolist()
+        for k, code in enumerate(codes):
+            if code in fixed:
+                out.append(fixed[code])
+            elif code == TOO_FEW:
+                out.append(f"too few shared tasks ({int(self.n_shared[start + k])} < {fewest})")
+            else:
+                test = "Holm-adjusted" if self.correction == "holm" else TEST_WORDS[int(self.method[start + k])]
+                out.append(f"{test} p = {self.p_adjusted[start + k]:.3g}")
+        return out
+
+    def _item(self, p: int) -> PairwiseDiff:
+        needed = int(self.tasks_needed[p])
+        return PairwiseDiff(
+            model_a=self.ranked_ids[int(self.a[p])],
+            model_b=self.ranked_ids[int(self.b[p])],
+            n_shared=int(self.n_shared[p]),
+            mean_diff=float(self.mean_diff[p]),
+            ci_lo=float(self.ci_lo[p]),
+            ci_hi=float(self.ci_hi[p]),
+            significant=bool(self.reason_code[p] == SIGNIFICANT),
+            p_value=float(self.p_value[p]),
+            p_adjusted=float(self.p_adjusted[p]),
+            test=METHOD_NAMES[int(self.method[p])],
+            reason=self.reason(p),
+            tasks_needed=needed if needed >= 0 else None,
         )
-    return result
+
+    @overload
+    def __getitem__(self, index: int) -> PairwiseDiff: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[PairwiseDiff]: ...
+    def __getitem__(self, index: int | slice) -> PairwiseDiff | list[PairwiseDiff]:
+        if isinstance(index, slice):
+            return [self._item(p) for p in range(len(self))[index]]
+        if not -len(self) <= index < len(self):
+            raise IndexError("pair index out of range")
+        return self._item(index % len(self))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PairTable):
+            return NotImplemented
+        mine, theirs = vars(self), vars(other)
+        return mine.keys() == theirs.keys() and all(
+            np.array_equal(v, theirs[k], equal_nan=v.dtype.kind == "f") if isinstance(v, np.ndarray) else v == theirs[k]
+            for k, v in mine.items()
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"PairTable({len(self)} pairs, {int(self.significant.sum())} significant)"
+
+
+TEST_WORDS = ("no test", "exact test", "exact McNemar test", "Monte Carlo test", "normal-approximation test")
+
+# Values per pair chunk (~64 MiB of float64): a chunk's resampled differences and its
+# per-task differences; memory stays bounded whatever the number of pairs.
+_PAIR_CHUNK_ELEMENTS = 1 << 23
+
+
+def _listed_pairs(order: Sequence[int], means: FloatArray, model_ids: Sequence[str]) -> tuple[NDArray[np.int64], ...]:
+    """Every pair in leaderboard order, as ranking positions (i < j) and oriented model indices.
+
+    The orientation (``model_a`` the higher mean to the tie tolerance, then the smaller
+    id) depends on the two models alone, so adding a model never flips a sign.
+    """
+    m = len(order)
+    i, j = np.triu_indices(m, 1)
+    strength = sorted(range(m), key=lambda k: (-tie_key(float(means[k])), model_ids[k]))
+    place = np.empty(m, dtype=np.int64)
+    place[strength] = np.arange(m)
+    ranked = np.asarray(order, dtype=np.int64)
+    first, second = ranked[i], ranked[j]
+    swap = place[first] > place[second]
+    pos_a = np.where(swap, j, i).astype(np.int64)
+    pos_b = np.where(swap, i, j).astype(np.int64)
+    return pos_a, pos_b, ranked[pos_a], ranked[pos_b]
+
+
+def _row_sums(values: FloatArray, mask: NDArray[np.bool_]) -> FloatArray:
+    """Each row's sum over its mask, added in task order over the masked values alone.
+
+    A sum over the whole row would add the same values in another grouping whenever the
+    row is longer (another model brought more tasks), changing the last bit of a pair's
+    mean when an unrelated model joins.
+    """
+    rows, cols = np.nonzero(mask)
+    out = np.zeros(values.shape[0])
+    if rows.size:
+        starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+        out[rows[starts]] = np.add.reduceat(values[rows, cols], starts)
+    return out
+
+
+def _pair_table(
+    matrix: _Matrix,
+    engine: _Engine,
+    theta: FloatArray,
+    means: FloatArray,
+    order: Sequence[int],
+    alpha: float,
+    correction: Correction,
+) -> PairTable:
+    """Every pair: paired bootstrap CI, exact permutation test, decision, tasks needed.
+
+    Pairs are processed in chunks: the resampled differences of a chunk are reduced to
+    their interval before the next chunk is drawn, so memory does not grow with pairs x B.
+    """
+    pos_a, pos_b, idx_a, idx_b = _listed_pairs(order, means, matrix.model_ids)
+    n_pairs = pos_a.size
+    cols: dict[str, NDArray[Any]] = {
+        "a": pos_a,
+        "b": pos_b,
+        "n_shared": engine.shared_counts[idx_a, idx_b].astype(np.int64),
+        **{k: np.full(n_pairs, np.nan) for k in ("mean_diff", "ci_lo", "ci_hi", "p_value", "sd")},
+        "method": np.zeros(n_pairs, dtype=np.int8),
+    }
+    scores, present = engine.filled, matrix.present
+    step = max(1, _PAIR_CHUNK_ELEMENTS // max(len(matrix.task_ids), engine.b))
+    for start in range(0, n_pairs, step):
+        stop = min(n_pairs, start + step)
+        a, b = idx_a[start:stop], idx_b[start:stop]
+        listed = list(zip(a.tolist(), b.tolist(), strict=True))
+        lo, hi = percentile_interval(engine.pairs(listed, theta), alpha)
+        shared = present[a] & present[b]
+        n = shared.sum(axis=1)
+        raw = np.where(shared, scores[a] - scores[b], 0.0)
+        # Near-equal scores are equal (the one tie rule): such a task is no difference at all.
+        sa, sb = scores[a], scores[b]
+        tol = np.maximum(TIE_REL_TOL * np.maximum(np.abs(sa), np.abs(sb)), TIE_ABS_TOL)
+        diffs = np.where(np.abs(raw) <= tol, 0.0, raw)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean_raw = _row_sums(raw, shared) / n
+            centred = np.where(shared, diffs - (_row_sums(diffs, shared) / n)[:, None], 0.0)
+            sd = np.sqrt(_row_sums(centred * centred, shared) / (n - 1))
+        p, method = sign_flip_test(diffs, engine.seed)
+        some = n > 0
+        cols["mean_diff"][start:stop] = np.where(some, mean_raw, np.nan)
+        cols["ci_lo"][start:stop] = np.where(some, lo, np.nan)
+        cols["ci_hi"][start:stop] = np.where(some, hi, np.nan)
+        cols["p_value"][start:stop] = np.where(some, p, np.nan)
+        cols["method"][start:stop] = method
+        cols["sd"][start:stop] = np.where(n > 1, sd, np.nan)
+    n_shared, p_value = cols["n_shared"], cols["p_value"]
+    some = n_shared > 0
+    adjusted = p_value.copy()
+    if correction == "holm":
+        adjusted[some] = holm(p_value[some])
+    cols["p_adjusted"] = adjusted
+    ci_lo, ci_hi = cols["ci_lo"], cols["ci_hi"]
+    with np.errstate(invalid="ignore"):
+        excludes_0 = (ci_lo > TIE_ABS_TOL) | (ci_hi < -TIE_ABS_TOL)
+        reason = np.select(
+            [~some, n_shared < min_tasks(alpha), ~excludes_0, ~(adjusted <= alpha)],
+            [NO_SHARED, TOO_FEW, CI_INCLUDES_0, TEST_NOT_SIGNIFICANT],
+            SIGNIFICANT,
+        )
+    cols["reason"] = reason.astype(np.int8)
+    tie_free_mean = np.where(np.abs(cols["mean_diff"]) <= TIE_ABS_TOL, 0.0, cols["mean_diff"])
+    cols["tasks_needed"] = tasks_needed(np.nan_to_num(tie_free_mean), cols.pop("sd"), alpha)
+    return PairTable([matrix.model_ids[m] for m in order], cols, alpha, correction)
+
+
+def _rank_ranges(rows: list[LeaderboardRow], table: PairTable) -> list[LeaderboardRow]:
+    """Each model's rank range from the pairwise decisions (Chatbot Arena's "rank (UB)", paired)."""
+    m = len(rows)
+    sig = table.significant
+    ahead = np.bincount(table.b[sig], minlength=m)  # models significantly ahead of each
+    behind = np.bincount(table.a[sig], minlength=m)
+    return [replace(row, rank_lo=1 + int(ahead[k]), rank_hi=m - int(behind[k])) for k, row in enumerate(rows)]
 
 
 def analyse(
@@ -353,26 +619,33 @@ def analyse(
     seed: int = 0,
     rank_by: RankBy = "mean",
     pairs: bool = True,
+    correction: Correction = "none",
 ) -> Leaderboard:
-    """The whole leaderboard in one pass: ranked rows and (optionally) every pairwise difference."""
+    """The whole leaderboard in one pass: ranked rows and (optionally) every pairwise comparison."""
     _check_parameters(b, alpha)
+    check_resamples(b, alpha, name="b")
     if rank_by not in RANK_BY:
         raise ValueError(f"rank_by must be one of {', '.join(RANK_BY)}, got {rank_by!r}")
+    if correction not in CORRECTIONS:
+        raise ValueError(f"correction must be one of {', '.join(CORRECTIONS)}, got {correction!r}")
     runs = list(runs)
     if not runs:
-        return Leaderboard((), (), alpha, b, seed, rank_by, 0, 0, 0, (), False)
+        empty = PairTable((), _empty_columns(), alpha, correction)
+        return Leaderboard((), empty, alpha, b, seed, rank_by, 0, 0, 0, (), False, correction, 0, pairs)
     matrix = _matrix(runs)
     engine = _Engine(matrix, b, seed)
     theta = engine.models()
     rows, means = _rows(matrix, theta, alpha, rank_by)
-    pair_rows: list[PairwiseDiff] = []
+    index = {m: i for i, m in enumerate(matrix.model_ids)}
+    order = [index[row.model_id] for row in rows]
     if pairs:
-        index = {m: i for i, m in enumerate(matrix.model_ids)}
-        order = [index[row.model_id] for row in rows]
-        pair_rows = _pairs(matrix, engine, theta, means, order, alpha)
+        table = _pair_table(matrix, engine, theta, means, order, alpha, correction)
+        rows = _rank_ranges(rows, table)
+    else:
+        table = PairTable([matrix.model_ids[m] for m in order], _empty_columns(), alpha, correction)
     return Leaderboard(
         rows=tuple(rows),
-        pairs=tuple(pair_rows),
+        pairs=table,
         alpha=alpha,
         b=b,
         seed=seed,
@@ -382,7 +655,21 @@ def analyse(
         n_tasks=len(matrix.task_ids),
         categories=matrix.categories,
         weights_ignored=matrix.weights_ignored,
+        correction=correction,
+        all_tied_tasks=_all_tied_tasks(matrix),
+        pairs_computed=pairs,
     )
+
+
+def _empty_columns() -> dict[str, NDArray[Any]]:
+    ints = ("a", "b", "n_shared", "tasks_needed")
+    floats = ("mean_diff", "ci_lo", "ci_hi", "p_value", "p_adjusted")
+    return {
+        **{k: np.zeros(0, dtype=np.int64) for k in ints},
+        **{k: np.zeros(0) for k in floats},
+        "method": np.zeros(0, dtype=np.int8),
+        "reason": np.zeros(0, dtype=np.int8),
+    }
 
 
 def aggregate(

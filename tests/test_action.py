@@ -229,7 +229,7 @@ def test_a_huge_leaderboard_still_fits_in_one_comment_and_says_where_the_rest_is
         for m in range(70) for t in range(20)
     ]  # fmt: skip
     (workspace / "results" / "mteb.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    result = run_action(workspace, fake_github.url, bootstrap_samples="100")
+    result = run_action(workspace, fake_github.url, bootstrap_samples="400")
     assert result.code == 0, result.stdout
     (comment,) = fake_github.thread()
     assert len(comment["body"]) <= COMMENT_LIMIT and "Too large to show here" in comment["body"]

@@ -23,13 +23,13 @@ def test_prints_the_leaderboard_for_the_example() -> None:
 
 def test_writes_the_json_report_and_takes_the_parameters(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
-    done = cli(str(EXAMPLE), "--json", str(out), "--alpha", "0.1", "--b", "100", "--seed", "3", "--rank-by", "win-rate")
+    done = cli(str(EXAMPLE), "--json", str(out), "--alpha", "0.1", "--b", "200", "--seed", "3", "--rank-by", "win-rate")
     assert done.returncode == 0, done.stderr
     assert "| 90% CI |" in done.stdout
     params = json.loads(out.read_text())["parameters"]
     assert (params["alpha"], params["bootstrap_samples"], params["seed"], params["rank_by"]) == (
         0.1,
-        100,
+        200,
         3,
         "win-rate",
     )

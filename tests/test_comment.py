@@ -29,7 +29,7 @@ def big_board(models: int, tasks: int = 30, pairs: bool = True):
         for m in range(models)
         for t in range(tasks)
     ]
-    return analyse(runs, b=50, pairs=pairs)
+    return analyse(runs, b=400, pairs=pairs)
 
 
 def tables_are_whole(text: str) -> bool:

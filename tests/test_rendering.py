@@ -23,6 +23,7 @@ from leaderboard.report.markdown import (
     render_report,
     truncate,
 )
+from leaderboard.statistics import min_resamples
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -54,16 +55,22 @@ def test_example_json_report_matches_the_golden_file() -> None:
 
 
 def test_table_has_the_specified_columns_and_two_decimals() -> None:
-    board = analyse([run("gpt", f"t{i}", 0.78) for i in range(4)])
+    board = analyse([run("gpt", f"t{i}", s) for i, s in enumerate((0.7, 0.78, 0.8, 0.84))])
     lines = leaderboard_table(board.rows, 0.05).splitlines()
     assert lines[0] == "| Rank | Model | Mean | 95% CI | Win rate | Tasks |"
-    assert lines[2] == "| 1 | `gpt` | 0.78 | 0.78-0.78 | 1.00 | 4 |"
+    assert lines[2] == "| 1 | `gpt` | 0.78 | 0.72-0.82 | 1.00 | 4 |"
+
+
+def test_an_uninformative_ci_says_why_instead_of_a_zero_width_interval() -> None:
+    board = analyse([run("same", f"t{i}", 1.0) for i in range(4)] + [run("one", "t0", 0.5)])
+    table = leaderboard_table(board.rows, 0.05)
+    assert "| `same` | 1.00 | all equal |" in table and "| `one` | 0.50 | n=1 |" in table
 
 
 @pytest.mark.parametrize(("alpha", "label"), [(0.05, "95%"), (0.1, "90%"), (0.025, "97.5%"), (0.01, "99%")])
 def test_ci_label_follows_alpha(alpha: float, label: str) -> None:
     assert confidence_label(alpha) == label
-    board = analyse([run("m", "t", 0.5)], alpha=alpha)
+    board = analyse([run("m", "t", 0.5)], alpha=alpha, b=min_resamples(alpha))
     assert f"| {label} CI |" in render_report(board)
 
 
@@ -126,9 +133,9 @@ def test_empty_input_renders_a_message() -> None:
     assert "nothing to rank" in render_report(analyse([]))
 
 
-def test_pairs_with_few_shared_tasks_are_marked_as_ties() -> None:
+def test_pairs_with_few_shared_tasks_say_so() -> None:
     board = analyse([run("a", f"t{i}", 0.9) for i in range(3)] + [run("b", f"t{i}", 0.1) for i in range(3)])
-    assert "tie (n < 6)" in render_report(board)
+    assert "no: too few shared tasks (3 < 6)" in render_report(board)
 
 
 def test_unapplied_weights_are_said_not_hidden() -> None:
@@ -140,12 +147,23 @@ def test_unapplied_weights_are_said_not_hidden() -> None:
 def test_json_report_holds_parameters_counts_rows_and_pairs_at_full_precision() -> None:
     board = analyse(demo_suite(), b=200, seed=4, alpha=0.1)
     report = json.loads(render_json(board))
-    assert report["schema"] == "leaderboard-action/report" and report["schema_version"] == 1
+    assert report["schema"] == "leaderboard-action/report" and report["schema_version"] == 2
     assert report["parameters"]["alpha"] == 0.1 and report["parameters"]["bootstrap_samples"] == 200
-    assert report["parameters"]["seed"] == 4
-    assert report["counts"] == {"runs": 36, "models": 3, "tasks": 12, "categories": 3, "pairs": 3}
+    assert report["parameters"]["seed"] == 4 and report["parameters"]["min_shared_for_significance"] == 5
+    assert report["counts"] == {
+        "runs": 36, "models": 3, "tasks": 12, "categories": 3, "pairs": 3,
+        "pairs_tested": 3, "pairs_significant": sum(p.significant for p in board.pairs), "all_tied_tasks": 0,
+    }  # fmt: skip
     assert report["rows"][0]["mean_score"] == board.rows[0].mean_score
-    assert report["pairs"][0]["ci_lo"] == board.pairs[0].ci_lo
+    assert [report["rows"][p["a"] - 1]["model_id"] for p in report["pairs"]] == [p.model_a for p in board.pairs]
+    for entry, pair in zip(report["pairs"], board.pairs, strict=True):
+        assert (entry["ci_lo"], entry["p_value"], entry["significant"]) == (pair.ci_lo, pair.p_value, pair.significant)
+        assert (entry["reason"], entry["tasks_needed"], entry["test"]) == (pair.reason, pair.tasks_needed, pair.test)
+
+
+def test_json_report_with_no_pairs_is_valid_json() -> None:
+    report = json.loads(render_json(analyse([run("solo", "t", 0.5)])))
+    assert report["pairs"] == [] and report["top_group"] == ["solo"]
 
 
 def test_json_report_writes_null_for_undefined_differences() -> None:

@@ -46,14 +46,14 @@ def test_hyphenated_inputs_are_read_as_the_runner_passes_them() -> None:
         {
             "INPUT_RUNS": "a.jsonl",
             "INPUT_GITHUB-TOKEN": "t",
-            "INPUT_BOOTSTRAP-SAMPLES": "64",
+            "INPUT_BOOTSTRAP-SAMPLES": "640",
             "INPUT_RANK-BY": "win-rate",
             "INPUT_PR-NUMBER": "12",
             "INPUT_COMMENT-KEY": "gpu/a100",
         }
     )
     assert (s.github_token, s.bootstrap_samples, s.rank_by, s.pr_number, s.comment_key) == (
-        "t", 64, "win-rate", 12, "gpu/a100",
+        "t", 640, "win-rate", 12, "gpu/a100",
     )  # fmt: skip
 
 

@@ -157,7 +157,7 @@ def reference_win_rate(model: str, runs: list) -> tuple[float, int]:
 
 
 def win_rates(runs: list) -> dict[str, tuple[float, int]]:
-    return {r.model_id: (r.win_rate, r.tasks_completed) for r in aggregate(runs, b=10)}
+    return {r.model_id: (r.win_rate, r.tasks_completed) for r in aggregate(runs, b=400)}
 
 
 def test_tied_models_each_get_a_full_win() -> None:
@@ -232,7 +232,7 @@ def test_many_copies_of_a_model_on_a_large_task_set_all_differ_by_exactly_zero()
     base = rng.random(n)
     runs = [run(f"copy-{c}", f"t{i}", float(x)) for c in range(7) for i, x in enumerate(base)]
     runs += [run(f"other-{o}", f"t{i}", float(x)) for o in range(6) for i, x in enumerate(rng.random(n))]
-    copies = [p for p in pairwise_diffs(runs, b=100) if p.model_a.startswith("copy") and p.model_b.startswith("copy")]
+    copies = [p for p in pairwise_diffs(runs, b=400) if p.model_a.startswith("copy") and p.model_b.startswith("copy")]
     assert len(copies) == 21
     assert {(p.mean_diff, p.ci_lo, p.ci_hi, p.significant) for p in copies} == {(0.0, 0.0, 0.0, False)}
 
@@ -303,7 +303,7 @@ def test_on_large_task_sets_adding_a_model_moves_nothing_beyond_rounding() -> No
     n = EXACT_LIMIT + 300
     runs = [run(m, f"t{i:05d}", float(rng.random())) for m in ("a", "b", "c") for i in range(n) if (i + ord(m)) % 13]
     extra = [run("d", f"t{i:05d}", float(rng.random())) for i in range(n + 50)]
-    before, after = analyse(runs, b=200), analyse(runs + extra, b=200)
+    before, after = analyse(runs, b=400), analyse(runs + extra, b=400)
     old = {r.model_id: r for r in before.rows}
     for row in after.rows:
         if row.model_id in old:
@@ -390,7 +390,7 @@ def test_any_order_of_the_records_gives_the_same_report(scores: dict, order: ran
     runs = [run(m, t, s, category=t[-1]) for (m, t), s in scores.items()]
     shuffled = runs[:]
     order.shuffle(shuffled)
-    assert render_json(analyse(runs, b=50)) == render_json(analyse(shuffled, b=50))
+    assert render_json(analyse(runs, b=400)) == render_json(analyse(shuffled, b=400))
 
 
 def test_poisson_rows_rebuilt_per_block_give_the_same_numbers_as_rows_kept(monkeypatch) -> None:
@@ -400,6 +400,6 @@ def test_poisson_rows_rebuilt_per_block_give_the_same_numbers_as_rows_kept(monke
     n = EXACT_LIMIT + 50
     runs = [run(m, f"t{i}", float(rng.random())) for m in "abcd" for i in range(n) if rng.random() > 0.1]
     monkeypatch.setattr(engine, "_WEIGHT_ELEMENTS", 50 * n)  # several weight blocks
-    kept = analyse(runs, b=300)
+    kept = analyse(runs, b=400)
     monkeypatch.setattr(engine, "_KEEP_ELEMENTS", 0)
-    assert analyse(runs, b=300) == kept
+    assert analyse(runs, b=400) == kept

@@ -146,7 +146,12 @@ def _run(env: Mapping[str, str], client_factory: ClientFactory) -> int:
 def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
     runs = load_runs(settings.runs, root=settings.workspace)
     board = analyse(
-        runs, b=settings.bootstrap_samples, alpha=settings.alpha, seed=settings.seed, rank_by=settings.rank_by
+        runs,
+        b=settings.bootstrap_samples,
+        alpha=settings.alpha,
+        seed=settings.seed,
+        rank_by=settings.rank_by,
+        correction=settings.correction,
     )
     report, markdown = _write_files(settings, board)
     outputs = {

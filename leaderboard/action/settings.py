@@ -9,7 +9,7 @@ from typing import Literal, TypeVar
 
 from ..limits import MAX_BOOTSTRAP_SAMPLES
 from ..numbers import parse_decimal, parse_integer
-from ..statistics import RANK_BY, RankBy
+from ..statistics import CORRECTIONS, RANK_BY, Correction, RankBy, min_resamples
 
 # Defaults for inputs the runner did not pass (a local run); action.yml declares the same
 # (tests/test_settings.py holds the two together).
@@ -22,6 +22,7 @@ DEFAULTS: dict[str, str] = {
     "bootstrap-samples": "500",
     "seed": "0",
     "rank-by": "mean",
+    "pairwise-correction": "none",
     "pr-number": "",
 }
 INPUTS = ("runs", *DEFAULTS)
@@ -49,6 +50,7 @@ class Settings:
     bootstrap_samples: int
     seed: int
     rank_by: RankBy
+    correction: Correction
     pr_number: int | None
     # From the runner's environment.
     workspace: str
@@ -142,6 +144,16 @@ def parse_settings(environ: Mapping[str, str]) -> Settings:
     if rank_by not in RANK_BY:
         problems.append(f"input 'rank-by' must be one of {', '.join(RANK_BY)}, got {rank_by!r}")
 
+    if alpha is not None and samples is not None and samples < min_resamples(alpha):
+        problems.append(
+            f"input 'bootstrap-samples' must be at least {min_resamples(alpha)} at alpha {alpha:g} (20 / alpha: "
+            f"10 resamples beyond each end of the interval), got {samples}"
+        )
+
+    correction = _input(environ, "pairwise-correction")
+    if correction not in CORRECTIONS:
+        problems.append(f"input 'pairwise-correction' must be one of {', '.join(CORRECTIONS)}, got {correction!r}")
+
     pr_text = _input(environ, "pr-number")
     pr_number = _number(pr_text, parse_integer, lambda v: v >= 1) if pr_text else None
     if pr_text and pr_number is None:
@@ -165,6 +177,7 @@ def parse_settings(environ: Mapping[str, str]) -> Settings:
         bootstrap_samples=samples,
         seed=seed,
         rank_by=rank_by,  # type: ignore[arg-type]
+        correction=correction,  # type: ignore[arg-type]
         pr_number=pr_number,
         workspace=environ.get("GITHUB_WORKSPACE") or ".",
         event_name=environ.get("GITHUB_EVENT_NAME", ""),

@@ -24,6 +24,7 @@ from .markdown import (
     notes,
     pairwise_table,
     ranks_of,
+    selected_pairs,
     truncate,
 )
 
@@ -97,9 +98,10 @@ def _document(
     elif board.categories:
         missing.append("the category means")
     if pairwise and board.pairs:
-        parts.append(
-            "### Pairwise differences\n\n" + pairwise_table(board.pairs, board.alpha, ranks=ranks_of(board.rows))
-        )
+        listed = selected_pairs(board)
+        parts.append("### Pairwise differences\n\n" + pairwise_table(listed, board.alpha, ranks=ranks_of(board.rows)))
+        if len(listed) < len(board.pairs):
+            missing.append(f"{len(board.pairs) - len(listed)} of the {len(board.pairs)} pairs")
     elif board.pairs:
         missing.append(f"the pairwise table ({len(board.pairs)} pairs)")
     if missing:

@@ -15,7 +15,8 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 
 from ..records import LeaderboardRow, PairwiseDiff
-from ..statistics import MIN_SHARED_FOR_SIGNIFICANCE, Leaderboard
+from ..significance import min_tasks
+from ..statistics import Leaderboard
 
 MODEL_WIDTH = 20
 ELLIPSIS = "…"
@@ -102,7 +103,7 @@ def leaderboard_table(rows: Sequence[LeaderboardRow], alpha: float = 0.05, *, li
                     str(rank),
                     md_code(truncate(row.model_id)),
                     _num(row.mean_score),
-                    f"{_num(row.mean_ci_lo)}-{_num(row.mean_ci_hi)}",
+                    row.ci_note or f"{_num(row.mean_ci_lo)}-{_num(row.mean_ci_hi)}",
                     _num(row.win_rate),
                     str(row.tasks_completed),
                 ]
@@ -134,16 +135,36 @@ def categories_table(rows: Sequence[LeaderboardRow], categories: Sequence[str], 
 
 
 def verdict(pair: PairwiseDiff) -> str:
-    if pair.n_shared == 0:
-        return "no shared task"
-    if pair.n_shared < MIN_SHARED_FOR_SIGNIFICANCE:
-        return f"tie (n < {MIN_SHARED_FOR_SIGNIFICANCE})"
-    return "**yes**" if pair.significant else "no"
+    """The pair's one decision, with the reason when it is not significant."""
+    if pair.significant:
+        return "**yes**"
+    return f"no: {pair.reason}" if pair.reason else "no"
 
 
 def _ranked(model_id: str, ranks: Mapping[str, int] | None) -> str:
     shown = md_code(truncate(model_id))
     return f"{shown} ({ranks[model_id]})" if ranks and model_id in ranks else shown
+
+
+PAIRS_SHOWN = 1000
+
+
+def selected_pairs(board: Leaderboard, limit: int = PAIRS_SHOWN) -> list[PairwiseDiff]:
+    """At most ``limit`` pairs: #1 against every model, then each model against the next, then the rest."""
+    table = board.pairs
+    m = len(board.rows)
+    if not board.pairs_computed or m < 2:
+        return []
+    chosen = [table.position(0, j) for j in range(1, m)] + [table.position(i, i + 1) for i in range(1, m - 1)]
+    chosen = chosen[:limit]
+    if len(chosen) < limit:
+        seen = set(chosen)
+        for p in range(len(table)):
+            if len(chosen) >= limit:
+                break
+            if p not in seen:
+                chosen.append(p)
+    return [table[p] for p in chosen]
 
 
 def pairwise_table(
@@ -182,14 +203,29 @@ def notes(board: Leaderboard) -> list[str]:
         "has the top score (ties each win). Rows ranked by " + ("mean." if board.rank_by == "mean" else "win rate.")
     ]
     if board.pairs:
+        out.append(pairs_note(board))
+    if board.all_tied_tasks:
         out.append(
-            "Pairwise: paired bootstrap of the per-task difference over the tasks both models ran; "
-            f"significant when the CI excludes 0. With fewer than {MIN_SHARED_FOR_SIGNIFICANCE} shared "
-            "tasks no test can reach 5%: treat such pairs as ties."
+            f"{board.all_tied_tasks} of {board.n_tasks} tasks were tied by every model that ran them "
+            "(e.g. none solved them); each counts as a win for all of them."
         )
     if board.weights_ignored:
         out.append("Some runs carry a weight other than 1.0: weights are not applied yet, every task counts equally.")
     return out
+
+
+def pairs_note(board: Leaderboard) -> str:
+    """The significance rule, and how many pairs were tested at what level."""
+    table = board.pairs
+    level = f"alpha = {board.alpha:g} per pair"
+    if board.correction == "holm":
+        level = f"family-wise alpha = {board.alpha:g} (Holm's step-down over all {table.tested} pairs)"
+    return (
+        f"Pairwise: {table.tested} pairs tested at {level}; {int(table.significant.sum())} significant. "
+        "Significant means the paired bootstrap CI of the per-task difference excludes 0 and the exact "
+        f"paired permutation test (sign flips; McNemar for 0/1 scores) gives p <= {board.alpha:g}. "
+        f"Below {min_tasks(board.alpha)} shared tasks no sign-flip test can reach {board.alpha:g}."
+    )
 
 
 def ranks_of(rows: Sequence[LeaderboardRow]) -> dict[str, int]:
@@ -225,9 +261,14 @@ def render_report(board: Leaderboard, *, title: str | None = None) -> str:
         parts.append("Full model ids:\n\n" + ids)
     parts.append("### Mean by category\n\n" + categories_table(board.rows, board.categories))
     if board.pairs:
-        parts.append(
-            "### Pairwise differences\n\n" + pairwise_table(board.pairs, board.alpha, ranks=ranks_of(board.rows))
-        )
+        shown = selected_pairs(board)
+        section = "### Pairwise differences\n\n" + pairwise_table(shown, board.alpha, ranks=ranks_of(board.rows))
+        if len(shown) < len(board.pairs):
+            section += (
+                f"\n\n{len(shown)} of {len(board.pairs)} pairs shown: #1 against every model, then neighbours. "
+                "The JSON report (`--json`) has all of them."
+            )
+        parts.append(section)
     parts.append("\n".join(f"- {note}" for note in notes(board)))
     parts.append(f"<sub>{board.n_models} models · {board.n_tasks} tasks · {board.n_runs} runs</sub>")
     return "\n\n".join(parts) + "\n"

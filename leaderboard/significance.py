@@ -1,0 +1,230 @@
+"""Calibrated tests on paired per-task differences, and what a suite can resolve.
+
+The bootstrap percentile interval of a mean difference is too narrow on few tasks
+(its coverage is below nominal at n < ~50), so "the CI excludes 0" alone calls too
+many ties significant. A pair is significant only when, in addition, an exact
+paired permutation test agrees: under "no difference", each per-task difference is
+as likely to have either sign, so the p-value is the share of the 2^k sign patterns
+of the k non-zero differences whose |sum| is at least the observed |sum|.
+
+How p is computed, by the pair's k non-zero differences:
+
+* k <= EXACT_MAX_NONZERO: exact enumeration of all 2^k patterns (meet in the
+  middle: two halves' subset sums, one sorted, counted by binary search).
+* every non-zero |difference| equal (0/1 scores, for one): exact binomial tail at
+  any k; this is the exact McNemar test.
+* an effective number of tasks (sum d^2)^2 / sum d^4 of at least NORMAL_MIN_EFFECTIVE:
+  the normal approximation, whose Edgeworth correction at that size is below 1e-5
+  at the 5% point and of the conservative sign (a sum of signs is lighter-tailed
+  than a normal).
+* otherwise a Monte Carlo test with MC_RESAMPLES sign patterns and the
+  ``(1 + hits) / (1 + R)`` p-value, which keeps the test's level exact at any R.
+
+Differences are compared on an integer grid of QUANTUM (2^-40) with a slack of one
+grid step per difference, so sums that are equal in decimal arithmetic (0.15 + 0.1
+and 0.25) are equal here too, and 0/1 data has no rounding at all.
+"""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .resampling import keyed_rng
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+EXACT_MAX_NONZERO = 20
+NORMAL_MIN_EFFECTIVE = 1000
+MC_RESAMPLES = 4000
+QUANTUM = 2.0**-40
+
+# How each p-value was computed (PairwiseDiff.test and the JSON report say it in words).
+NONE, EXACT, BINOMIAL, MONTE_CARLO, NORMAL = range(5)
+METHOD_NAMES = ("none", "exact sign-flip", "exact binomial (McNemar)", "Monte Carlo sign-flip", "normal approximation")
+
+# Subset sums held at once when counting (~32 MiB of int64).
+_SUM_ELEMENTS = 1 << 22
+# Rows per MITM chunk: row offsets of up to 2^45 each must stay below 2^62.
+_MAX_ROWS = 1 << 16
+
+
+def min_tasks(alpha: float) -> int:
+    """Fewest non-zero differences with which a two-sided sign-flip test can reach ``alpha``.
+
+    Its smallest p-value is 2 / 2^k (all differences one way), so k >= log2(2 / alpha):
+    6 at alpha = 0.05. A parametric test (a paired t) can go lower, but only by assuming
+    a normal distribution that six scores cannot check.
+    """
+    return max(1, math.ceil(math.log2(2.0 / alpha) - 1e-12))
+
+
+def quantised(values: FloatArray) -> IntArray:
+    """|values| on the QUANTUM grid; a non-zero value never rounds to 0."""
+    q = np.rint(np.abs(values) / QUANTUM).astype(np.int64)
+    return np.where((q == 0) & (values != 0), 1, q)
+
+
+def _subset_sums(q: IntArray) -> IntArray:
+    """(rows, 2^h): every subset sum of each row's h values."""
+    rows, h = q.shape
+    sums = np.zeros((rows, 1), dtype=np.int64)
+    for j in range(h):
+        sums = np.concatenate([sums, sums + q[:, j : j + 1]], axis=1)
+    return sums
+
+
+def _exact(q: IntArray, signed: IntArray) -> FloatArray:
+    """Exact two-sided sign-flip p-values for rows of k > 0 quantised |d| (all of one k)."""
+    rows, k = q.shape
+    total = q.sum(axis=1)
+    observed = np.abs(signed)
+    # |sum of signed q| >= observed  <=>  (sum of the + part) >= (total + observed) / 2, or its
+    # mirror image; the two are disjoint unless observed == 0 (then p = 1). A slack of k grid
+    # steps keeps sums that are equal in decimal (0.15 + 0.1 and 0.25) equal after rounding.
+    need = (total + observed - k + 1) // 2
+    h1 = k // 2
+    h2 = k - h1
+    out = np.ones(rows)
+    step = max(1, min(_MAX_ROWS, _SUM_ELEMENTS >> max(h1, h2)))
+    for start in range(0, rows, step):
+        stop = min(rows, start + step)
+        left = _subset_sums(q[start:stop, :h1])
+        right = np.sort(_subset_sums(q[start:stop, h1:]), axis=1)
+        span = int(total[start:stop].max()) + 2
+        offsets = np.arange(stop - start, dtype=np.int64)[:, None] * span
+        flat = (right + offsets).ravel()
+        # For each left sum l, the right sums r with l + r >= need, by one binary search over all rows.
+        target = np.clip(need[start:stop, None] - left, 0, span - 1) + offsets
+        position = np.searchsorted(flat, target.ravel(), side="left").reshape(target.shape)
+        position -= (np.arange(stop - start, dtype=np.int64) << h2)[:, None]
+        hits = ((1 << h2) - position).sum(axis=1)
+        p = np.minimum(1.0, 2.0 * hits / float(1 << k))
+        out[start:stop] = np.where(observed[start:stop] == 0, 1.0, p)
+    return out
+
+
+def _log_factorials(n: int) -> FloatArray:
+    return np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, n + 1, dtype=np.float64)))])
+
+
+def _binomial(k: IntArray, wins: IntArray) -> FloatArray:
+    """Two-sided exact binomial (sign test) p-values: ``wins`` of ``k`` one way, p = 1/2."""
+    out = np.ones(k.size)
+    logf = _log_factorials(int(k.max()))
+    for n in np.unique(k):
+        rows = np.flatnonzero(k == n)
+        j = np.arange(n + 1)
+        pmf = np.exp(logf[n] - logf[j] - logf[n - j] - n * math.log(2.0))
+        tail = np.cumsum(pmf[::-1])[::-1]  # tail[m] = P(X >= m)
+        extreme = np.maximum(wins[rows], n - wins[rows])
+        p = np.minimum(1.0, 2.0 * tail[extreme])
+        out[rows] = np.where(2 * wins[rows] == n, 1.0, p)
+    return out
+
+
+def _normal(signed_sum: FloatArray, sum_squares: FloatArray) -> FloatArray:
+    z = np.abs(signed_sum) / np.sqrt(sum_squares)
+    return np.array([math.erfc(v / math.sqrt(2.0)) for v in z])
+
+
+def _monte_carlo(q: IntArray, signed: IntArray, seed: int) -> FloatArray:
+    """(1 + hits) / (1 + R) over R random sign patterns, for rows of one k.
+
+    The patterns depend on (seed, k) alone, so a pair's p-value does not depend on
+    which other pairs are tested with it.
+    """
+    rows, k = q.shape
+    rng = keyed_rng(seed, [b"sign-flip", k.to_bytes(8, "little")])
+    signs = rng.integers(0, 2, (k, MC_RESAMPLES), dtype=np.int8).astype(np.float64) * 2.0 - 1.0
+    # The same slack of k grid steps as the exact test; it also covers float64's rounding of
+    # sums past 2^53 (more than 8192 values of up to 2^40).
+    observed = np.abs(signed).astype(np.float64) - float(k)
+    out = np.empty(rows)
+    step = max(1, _SUM_ELEMENTS // MC_RESAMPLES)
+    for start in range(0, rows, step):
+        stop = min(rows, start + step)
+        sums = q[start:stop].astype(np.float64) @ signs
+        hits = (np.abs(sums) >= observed[start:stop, None]).sum(axis=1)
+        out[start:stop] = (1.0 + hits) / (1.0 + MC_RESAMPLES)
+    return out
+
+
+def sign_flip_test(diffs: FloatArray, seed: int) -> tuple[FloatArray, NDArray[np.int8]]:
+    """Two-sided paired permutation p-value of each row of per-task differences.
+
+    ``diffs`` is (pairs, tasks) with 0 wherever there is no difference (a tie, or a task
+    the two models do not share): a zero flips to itself and changes nothing. Returns the
+    p-values and the method codes (``METHOD_NAMES``). Rows with no non-zero difference
+    get p = 1 (method NONE).
+    """
+    pairs = diffs.shape[0]
+    p = np.ones(pairs)
+    method = np.full(pairs, NONE, dtype=np.int8)
+    if pairs == 0:
+        return p, method
+    q = quantised(diffs)
+    nonzero = (q > 0).sum(axis=1)
+    signed = (np.sign(diffs).astype(np.int64) * q).sum(axis=1)
+    top = q.max(axis=1)
+    # Equal magnitudes: every non-zero q equals the row's largest (to rounding).
+    equal = ((q >= top[:, None] - 2) | (q == 0)).all(axis=1)
+    binomial = equal & (nonzero > EXACT_MAX_NONZERO)
+    if binomial.any():
+        wins = ((diffs > 0) & (q > 0)).sum(axis=1)
+        p[binomial] = _binomial(nonzero[binomial], wins[binomial])
+        method[binomial] = BINOMIAL
+    # The rest, grouped by k, with each row's non-zero values packed to the front.
+    packed = -np.sort(-q, axis=1)
+    for k in map(int, np.unique(nonzero[~binomial])):
+        if k == 0:
+            continue
+        rows = np.flatnonzero((nonzero == k) & ~binomial)
+        values = packed[rows, :k]
+        if k <= EXACT_MAX_NONZERO:
+            p[rows] = _exact(values, signed[rows])
+            method[rows] = EXACT
+            continue
+        v = values.astype(np.float64)
+        squares = (v * v).sum(axis=1)
+        effective = squares**2 / (v**4).sum(axis=1)
+        normal = effective >= NORMAL_MIN_EFFECTIVE
+        if normal.any():
+            p[rows[normal]] = _normal(signed[rows[normal]].astype(np.float64), squares[normal])
+            method[rows[normal]] = NORMAL
+        if (~normal).any():
+            p[rows[~normal]] = _monte_carlo(values[~normal], signed[rows[~normal]], seed)
+            method[rows[~normal]] = MONTE_CARLO
+    return p, method
+
+
+def holm(p_values: FloatArray) -> FloatArray:
+    """Holm's step-down adjusted p-values (controls the family-wise error rate at any dependence)."""
+    m = p_values.size
+    if m == 0:
+        return p_values.copy()
+    order = np.argsort(p_values, kind="stable")
+    scaled = np.minimum(1.0, p_values[order] * (m - np.arange(m)))
+    adjusted = np.empty(m)
+    adjusted[order] = np.maximum.accumulate(scaled)
+    return adjusted
+
+
+def tasks_needed(mean_diff: FloatArray, sd_diff: FloatArray, alpha: float, power: float = 0.8) -> IntArray:
+    """About how many shared tasks would detect a paired difference this size: -1 when d = 0 or unknown.
+
+    n* = ceil((z_{1-alpha/2} + z_power)^2 * s_d^2 / d^2), the normal-approximation sample
+    size of a paired test, and never below ``min_tasks(alpha)`` (fewer cannot reach alpha
+    whatever the effect).
+    """
+    z = NormalDist().inv_cdf(1.0 - alpha / 2.0) + NormalDist().inv_cdf(power)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n = np.ceil(z * z * sd_diff**2 / mean_diff**2)
+    ok = np.isfinite(n) & (mean_diff != 0) & np.isfinite(sd_diff)
+    # Past 2^62 the estimate means "never": clip so the integer conversion stays defined.
+    n = np.where(ok, np.minimum(n, 2.0**62), -1.0)
+    return np.where(ok, np.maximum(n, min_tasks(alpha)), -1).astype(np.int64)
