@@ -621,7 +621,7 @@ class _Glob:
         identity = (info.st_dev, info.st_ino)
         if identity in self._entered:
             return False
-        if self.base is not None and not Path(path).resolve().is_relative_to(self.base):
+        if self.base is not None and not _inside(path, self.base):
             self.problems.append(
                 Problem(
                     message="is a link to a directory outside the workspace: not followed",
@@ -650,7 +650,7 @@ class _Glob:
         directory = os.path.join(anchor, *parts[:first]) if parts[:first] else anchor
         if not os.path.isdir(directory or "."):
             return []
-        if self.base is not None and not Path(directory or ".").resolve().is_relative_to(self.base):
+        if self.base is not None and not _inside(directory or ".", self.base):
             self.problems.append(Problem(message="is outside the workspace: not searched", file=pattern))
             return []
         self._enter(directory)
@@ -695,6 +695,12 @@ class _Glob:
                 if not rest:
                     self.matches.append(child)
                 self._recurse(child, rest)
+
+
+def _inside(path: str, base: Path) -> bool:
+    """Whether ``path``, links resolved, is in ``base``. realpath, unlike Path.resolve, does not
+    raise on a link loop: the loop stays in the path, and opening it fails with a message."""
+    return Path(os.path.realpath(path)).is_relative_to(base)
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:
@@ -749,7 +755,7 @@ def expand_paths(
         kind = _kind(info.st_mode) if info is not None else None
         if kind == "a directory" and match not in literal:
             continue  # a wildcard matching a directory is not a request to read it
-        if base is not None and not path.resolve().is_relative_to(base):
+        if base is not None and not _inside(match, base):
             named = literal.get(match, name)
             problems.append(Problem(message=f"{named!r} resolves outside the workspace and is refused", file=named))
             continue

@@ -219,6 +219,13 @@ def test_a_symlink_loop_under_a_recursive_glob_ends_and_reads_each_file_once(tmp
     ]
 
 
+def test_a_link_loop_named_as_a_file_is_an_error_not_a_crash(tmp_path: Path) -> None:
+    (tmp_path / "loop.jsonl").symlink_to("loop.jsonl")
+    assert problems_of(["loop.jsonl"], root=tmp_path) == [
+        "loop.jsonl: cannot read the file: Too many levels of symbolic links"
+    ]
+
+
 def test_one_file_reached_by_several_paths_is_read_once(tmp_path: Path) -> None:
     jsonl(tmp_path / "results" / "a.jsonl", RECORD)
     (tmp_path / "results" / "link.jsonl").symlink_to("a.jsonl")

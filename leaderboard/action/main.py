@@ -204,7 +204,7 @@ def _pull_request(settings: Settings) -> int | None:
     if settings.event_path:
         try:
             payload = json.loads(Path(settings.event_path).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:
             annotate("warning", f"cannot read the event payload {settings.event_path}: {exc}", title="Event")
     return pull_request_number(settings.event_name, payload if isinstance(payload, dict) else {}, settings.pr_number)
 
