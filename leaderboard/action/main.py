@@ -251,11 +251,13 @@ def _publish(
     what = {
         "created": "Created",
         "updated": "Updated",
-        "recreated": "Re-created (it was deleted meanwhile) the",
+        "recreated": "Re-created",
         "unchanged": "Unchanged",
         "absent": "No",
     }[outcome.action]
     print(f"{what} leaderboard comment{f' {outcome.url}' if outcome.url else ''} on PR {number}.")
+    if outcome.action == "recreated":
+        print("The leaderboard comment was deleted while this run updated it, so it was posted again.")
     if outcome.duplicates_deleted:
         print(f"Deleted {outcome.duplicates_deleted} duplicate leaderboard comment(s) of this action.")
     return outcome, 0
