@@ -154,7 +154,11 @@ def _matrix(runs: Sequence[EvalRun]) -> _Matrix:
         or not (np.all(np.isfinite(weights)) and np.all(weights > 0.0))
     ):
         validate_runs(runs)  # raises InvalidEvalRuns with every problem
-    assert scores is not None and weights is not None
+    # Valid, but not plain floats (numpy scalars, say): convert one by one.
+    if scores is None:
+        scores = np.array([float(v) for v in _column(runs, "score")])
+    if weights is None:
+        weights = np.array([float(v) for v in _column(runs, "weight")])
     model_ids, task_ids, categories = (tuple(sorted(d or ())) for d in distinct[:3])
     n_tasks = len(task_ids)
     m_of = {m: i for i, m in enumerate(model_ids)}
