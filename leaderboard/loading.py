@@ -651,7 +651,12 @@ class _Glob:
         if not os.path.isdir(directory or "."):
             return []
         if self.base is not None and not _inside(directory or ".", self.base):
-            self.problems.append(Problem(message="is outside the workspace: not searched", file=pattern))
+            self.problems.append(
+                Problem(
+                    message="is outside the workspace (through a link, or absolute): not searched",
+                    file=self._name(directory),
+                )
+            )
             return []
         self._enter(directory)
         self._walk(directory, parts[first:])

@@ -246,6 +246,16 @@ def test_a_link_to_a_directory_outside_the_workspace_is_one_error_naming_the_lin
     ]
 
 
+def test_a_glob_under_a_link_out_of_the_workspace_is_one_error_naming_the_link(tmp_path: Path) -> None:
+    for i in range(30):
+        jsonl(tmp_path / "outside" / f"f{i}.jsonl", RECORD)
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "results").symlink_to(tmp_path / "outside")
+    assert problems_of(["results/*.jsonl"], root=tmp_path / "ws") == [
+        "results: is outside the workspace (through a link, or absolute): not searched"
+    ]
+
+
 def test_a_link_to_a_file_outside_the_workspace_names_the_file_not_the_glob(tmp_path: Path) -> None:
     jsonl(tmp_path / "secret.jsonl", RECORD)
     ws = tmp_path / "ws"
