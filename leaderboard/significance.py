@@ -178,27 +178,27 @@ def sign_flip_test(diffs: FloatArray, seed: int) -> tuple[FloatArray, NDArray[np
         wins = ((diffs > 0) & (q > 0)).sum(axis=1)
         p[binomial] = _binomial(nonzero[binomial], wins[binomial])
         method[binomial] = BINOMIAL
+    # Many differences: the normal approximation where no few of them dominate.
+    rest = ~binomial & (nonzero > EXACT_MAX_NONZERO)
+    if rest.any():
+        v = q[rest].astype(np.float64)
+        squares = (v * v).sum(axis=1)
+        effective = squares**2 / ((v * v) ** 2).sum(axis=1)
+        normal = np.flatnonzero(rest)[effective >= NORMAL_MIN_EFFECTIVE]
+        p[normal] = _normal(signed[normal].astype(np.float64), squares[effective >= NORMAL_MIN_EFFECTIVE])
+        method[normal] = NORMAL
+        rest[normal] = False
     # The rest, grouped by k, with each row's non-zero values packed to the front.
-    packed = -np.sort(-q, axis=1)
-    for k in map(int, np.unique(nonzero[~binomial])):
-        if k == 0:
-            continue
-        rows = np.flatnonzero((nonzero == k) & ~binomial)
-        values = packed[rows, :k]
+    small = ~binomial & (nonzero > 0) & (nonzero <= EXACT_MAX_NONZERO)
+    for k in map(int, np.unique(nonzero[small | rest])):
+        rows = np.flatnonzero((nonzero == k) & (small | rest))
+        values = -np.sort(-q[rows], axis=1)[:, :k]
         if k <= EXACT_MAX_NONZERO:
             p[rows] = _exact(values, signed[rows])
             method[rows] = EXACT
-            continue
-        v = values.astype(np.float64)
-        squares = (v * v).sum(axis=1)
-        effective = squares**2 / (v**4).sum(axis=1)
-        normal = effective >= NORMAL_MIN_EFFECTIVE
-        if normal.any():
-            p[rows[normal]] = _normal(signed[rows[normal]].astype(np.float64), squares[normal])
-            method[rows[normal]] = NORMAL
-        if (~normal).any():
-            p[rows[~normal]] = _monte_carlo(values[~normal], signed[rows[~normal]], seed)
-            method[rows[~normal]] = MONTE_CARLO
+        else:
+            p[rows] = _monte_carlo(values, signed[rows], seed)
+            method[rows] = MONTE_CARLO
     return p, method
 
 

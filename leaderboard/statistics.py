@@ -523,17 +523,25 @@ def _listed_pairs(order: Sequence[int], means: FloatArray, model_ids: Sequence[s
 
 
 def _row_sums(values: FloatArray, mask: NDArray[np.bool_]) -> FloatArray:
-    """Each row's sum over its mask, added in task order over the masked values alone.
+    """Each row's sum over its mask, added one by one in task order over the masked values alone.
 
-    A sum over the whole row would add the same values in another grouping whenever the
-    row is longer (another model brought more tasks), changing the last bit of a pair's
-    mean when an unrelated model joins.
+    A sum over the whole row, or numpy's pairwise sum, would add the same values in another
+    grouping whenever the row is longer (another model brought more tasks), changing the
+    last bit of a pair's mean when an unrelated model joins. Rows with the same mask (pairs
+    of models that ran the same tasks: the common case) are gathered together.
     """
-    rows, cols = np.nonzero(mask)
     out = np.zeros(values.shape[0])
-    if rows.size:
-        starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
-        out[rows[starts]] = np.add.reduceat(values[rows, cols], starts)
+    if values.shape[0] == 0:
+        return out
+    packed = np.packbits(mask, axis=1)
+    _, first, inverse = np.unique(packed, axis=0, return_index=True, return_inverse=True)
+    for g, row in enumerate(first):
+        rows = np.flatnonzero(inverse.ravel() == g)
+        columns = np.flatnonzero(mask[row])
+        if columns.size == 0:
+            continue
+        block = values[rows] if columns.size == mask.shape[1] else values[np.ix_(rows, columns)]
+        out[rows] = np.add.reduceat(block.ravel(), np.arange(0, block.size, columns.size))
     return out
 
 

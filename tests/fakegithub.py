@@ -19,6 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 
 BOT = "github-actions[bot]"
 COMMENT_LIMIT = 65536
+GHES_PREFIX = "/api/v3"  # GitHub Enterprise Server serves the REST API under it
 
 
 @dataclass
@@ -54,6 +55,14 @@ class FakeGitHub:
         self.comments: dict[tuple[str, int], list[dict[str, Any]]] = {}
         self.faults: list[Fault] = []
         self.requests: list[Request] = []
+        # Actions (workflow runs and their artifacts), pulls and compare: the baseline lookup.
+        self.runs: list[dict[str, Any]] = []
+        self.artifacts: list[dict[str, Any]] = []
+        self.blobs: dict[int, bytes] = {}  # artifact id -> its zip, served by the fake storage
+        self.pulls: dict[tuple[str, int], dict[str, Any]] = {}
+        self.merge_bases: dict[tuple[str, str], str] = {}  # (base sha, head sha) -> merge-base sha
+        self.storage_requests: list[tuple[str, dict[str, str]]] = []  # (path, headers) the storage saw
+        self.storage_without_length = False  # answer without Content-Length (the body ends with the connection)
         self._next_id = 1000
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -79,6 +88,60 @@ class FakeGitHub:
 
     def calls(self, method: str | None = None) -> list[Request]:
         return [r for r in self.requests if method is None or r.method == method]
+
+    def add_pull(self, number: int, base_ref: str, base_sha: str, head_sha: str, repo: str = "octo/evals") -> None:
+        self.pulls[(repo, number)] = {"base": {"ref": base_ref, "sha": base_sha}, "head": {"sha": head_sha}}
+
+    def add_run(
+        self,
+        head_sha: str,
+        *,
+        created_at: str,
+        branch: str = "main",
+        conclusion: str | None = "success",
+        event: str = "push",
+        workflow: str = "leaderboard.yml",
+        workflow_id: int = 161335,
+        repo: str = "octo/evals",
+        head_repo: str | None = None,
+        artifacts: dict[str, bytes] | None = None,
+        expired: bool = False,
+    ) -> dict[str, Any]:
+        """A workflow run (GitHub's ``workflow_run`` shape) and its artifacts (name -> zip bytes)."""
+        with self._lock:
+            self._next_id += 1
+            run_id = 30000 + self._next_id
+            run = {
+                "id": run_id, "name": "Eval", "node_id": f"WFR_{run_id}", "head_branch": branch, "head_sha": head_sha,
+                "path": f".github/workflows/{workflow}", "display_title": "Eval", "run_number": self._next_id,
+                "event": event, "status": "completed" if conclusion else "in_progress", "conclusion": conclusion,
+                "workflow_id": workflow_id, "check_suite_id": run_id + 1, "url": f"/repos/{repo}/actions/runs/{run_id}",
+                "html_url": f"https://github.com/{repo}/actions/runs/{run_id}", "pull_requests": [],
+                "created_at": created_at, "updated_at": created_at, "run_attempt": 1, "run_started_at": created_at,
+                "repository": {"id": 1, "full_name": repo, "name": repo.split("/")[1]},
+                "head_repository": {"id": 1 if head_repo is None else 2, "full_name": head_repo or repo,
+                                    "name": (head_repo or repo).split("/")[1]},
+                "head_commit": {"id": head_sha, "tree_id": "0" * 40, "message": "eval", "timestamp": created_at},
+            }  # fmt: skip
+            self.runs.append(run)
+            for name, blob in (artifacts or {}).items():
+                self._next_id += 1
+                artifact_id = 50000 + self._next_id
+                self.artifacts.append({
+                    "id": artifact_id, "node_id": f"MDg6QXJ0aWZhY3Qx{artifact_id}", "name": name,
+                    "size_in_bytes": len(blob), "expired": expired, "digest": None,
+                    "created_at": created_at, "updated_at": created_at,
+                    "expires_at": "2026-01-01T00:00:00Z" if expired else "2027-02-28T00:00:00Z",
+                    "workflow_run": {"id": run_id, "repository_id": 1, "head_repository_id": 1,
+                                     "head_branch": branch, "head_sha": head_sha},
+                    "_repo": repo,
+                })  # fmt: skip
+                self.blobs[artifact_id] = blob
+            return run
+
+    def api_calls(self) -> list[Request]:
+        """Requests to the API (the storage is not the API)."""
+        return [r for r in self.requests if not r.path.startswith("/storage/")]
 
     def writes(self) -> list[str]:
         """The requests that change something (a GraphQL query is a POST that does not)."""
@@ -130,9 +193,10 @@ class FakeGitHub:
                 pass
 
             def _send(self, status: int, payload: Any = None, headers: dict[str, str] | None = None) -> None:
-                data = b"" if payload is None else json.dumps(payload).encode()
+                binary = isinstance(payload, bytes)
+                data = payload if binary else b"" if payload is None else json.dumps(payload).encode()
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json; charset=utf-8")
+                self.send_header("Content-Type", "application/zip" if binary else "application/json; charset=utf-8")
                 self.send_header("Content-Length", str(len(data)))
                 for k, v in (headers or {}).items():
                     self.send_header(k, v)
@@ -164,11 +228,30 @@ class FakeGitHub:
                 with fake._lock:
                     if fault is not None and not fault.after:
                         return self._send(fault.status, {"message": fault.message}, fault.headers)
+                    if parts.path.startswith("/storage/"):  # blob storage: signed URL, no token expected
+                        fake.storage_requests.append((self.path, dict(self.headers.items())))
+                        m = re.fullmatch(r"/storage/artifacts/(\d+)\.zip", parts.path)
+                        blob = fake.blobs.get(int(m.group(1))) if m and "sig=" in parts.query else None
+                        if blob is None:
+                            return self._send(403, {"message": "AuthenticationFailed"})
+                        if fake.storage_without_length:
+                            self.send_response(200)
+                            self.send_header("Content-Type", "application/zip")
+                            self.send_header("Connection", "close")
+                            self.end_headers()
+                            self.close_connection = True
+                            self.wfile.write(blob)
+                            return None
+                        return self._send(200, blob)
                     token = (auth or "").split(" ", 1)[-1]
                     login = fake.tokens.get(token)
                     if login is None:
                         return self._send(401, {"message": "Bad credentials"})
-                    status, payload, headers = self._route(method, parts.path, parse_qs(parts.query), body, login)
+                    path, api = parts.path, fake.url
+                    if path.startswith(GHES_PREFIX + "/"):
+                        path, api = path.removeprefix(GHES_PREFIX), fake.url + GHES_PREFIX
+                    self.api = api
+                    status, payload, headers = self._route(method, path, parse_qs(parts.query), body, login)
                     if fault is not None:  # the work was done, but the answer is lost
                         return self._send(fault.status, {"message": fault.message}, fault.headers)
                     return self._send(status, payload, headers)
@@ -188,6 +271,8 @@ class FakeGitHub:
                     if fake.user_status != 200:
                         return fake.user_status, {"message": "Resource not accessible by integration"}, {}
                     return 200, {"login": login, "id": 1, "type": "User"}, {}
+                if method == "GET" and (actions := self._actions(path, query)) is not None:
+                    return actions
                 m = re.fullmatch(r"/repos/([^/]+/[^/]+)/issues/(\d+)/comments", path)
                 if m:
                     repo, number = m.group(1), int(m.group(2))
@@ -232,6 +317,94 @@ class FakeGitHub:
                         thread.remove(comment)
                         return 204, None, {}
                 return 404, {"message": "Not Found", "path": path}, {}
+
+            def _page(self, items: list[Any], query: dict[str, list[str]]) -> list[Any]:
+                per_page = min(100, int(query.get("per_page", ["30"])[0]))
+                page = int(query.get("page", ["1"])[0])
+                return items[(page - 1) * per_page : page * per_page]
+
+            def _actions(self, path: str, query: dict[str, list[str]]) -> tuple[int, Any, dict[str, str]] | None:
+                """GET of pulls, compare, workflow runs, run artifacts, artifact zip; None for other paths."""
+                api = self.api
+                m = re.fullmatch(r"/repos/([^/]+/[^/]+)/pulls/(\d+)", path)
+                if m:
+                    pull = fake.pulls.get((m.group(1), int(m.group(2))))
+                    if pull is None:
+                        return 404, {"message": "Not Found"}, {}
+                    number = int(m.group(2))
+                    return 200, {"id": number, "number": number, "state": "open", "title": "PR",
+                                 "url": f"{api}/repos/{m.group(1)}/pulls/{number}",
+                                 "html_url": f"https://github.com/{m.group(1)}/pull/{number}",
+                                 "base": {"label": "octo:" + pull["base"]["ref"], **pull["base"]},
+                                 "head": {"label": "octo:feature", "ref": "feature", **pull["head"]}}, {}  # fmt: skip
+                m = re.fullmatch(r"/repos/([^/]+/[^/]+)/compare/([^/.]+)\.\.\.([^/.]+)", path)
+                if m:
+                    base, head = m.group(2), m.group(3)
+                    merge_base = fake.merge_bases.get((base, head))
+                    if merge_base is None:
+                        return 404, {"message": "Not Found"}, {}
+                    commit = {
+                        "sha": merge_base,
+                        "url": f"{api}/repos/{m.group(1)}/commits/{merge_base}",
+                        "html_url": f"https://github.com/{m.group(1)}/commit/{merge_base}",
+                        "commit": {"message": "base", "tree": {"sha": "0" * 40}},
+                        "parents": [],
+                    }
+                    return 200, {"url": f"{api}/repos/{m.group(1)}/compare/{base}...{head}",
+                                 "html_url": f"https://github.com/{m.group(1)}/compare/{base}...{head}",
+                                 "base_commit": {**commit, "sha": base}, "merge_base_commit": commit,
+                                 "status": "diverged", "ahead_by": 2, "behind_by": 1, "total_commits": 2,
+                                 "commits": [], "files": []}, {}  # fmt: skip
+                m = re.fullmatch(r"/repos/([^/]+/[^/]+)/actions/workflows/([^/]+)/runs", path)
+                if m:
+                    repo, workflow = m.group(1), m.group(2)
+                    status = query.get("status", [None])[0]
+                    conclusions = {"success", "failure", "neutral", "cancelled", "skipped", "timed_out",
+                                   "action_required", "stale"}  # fmt: skip
+                    runs = [
+                        r for r in fake.runs
+                        if r["repository"]["full_name"] == repo
+                        and workflow in (str(r["workflow_id"]), r["path"].rsplit("/", 1)[-1])
+                        and ("branch" not in query or r["head_branch"] == query["branch"][0])
+                        and ("head_sha" not in query or r["head_sha"] == query["head_sha"][0])
+                        and ("event" not in query or r["event"] == query["event"][0])
+                        and (status is None or r["conclusion" if status in conclusions else "status"] == status)
+                    ]  # fmt: skip
+                    runs.sort(key=lambda r: (r["created_at"], r["id"]), reverse=True)
+                    shown = [
+                        {**r, "url": f"{api}{r['url']}", "artifacts_url": f"{api}{r['url']}/artifacts",
+                         "workflow_url": f"{api}/repos/{repo}/actions/workflows/{r['workflow_id']}"}
+                        for r in self._page(runs, query)
+                    ]  # fmt: skip
+                    return 200, {"total_count": len(runs), "workflow_runs": shown}, {}
+                m = re.fullmatch(r"/repos/([^/]+/[^/]+)/actions/runs/(\d+)/artifacts", path)
+                if m:
+                    repo, run_id = m.group(1), int(m.group(2))
+                    if not any(r["id"] == run_id and r["repository"]["full_name"] == repo for r in fake.runs):
+                        return 404, {"message": "Not Found"}, {}
+                    found = [
+                        a for a in fake.artifacts
+                        if a["workflow_run"]["id"] == run_id and ("name" not in query or a["name"] == query["name"][0])
+                    ]  # fmt: skip
+                    shown = [
+                        {**{k: v for k, v in a.items() if k != "_repo"},
+                         "url": f"{api}/repos/{repo}/actions/artifacts/{a['id']}",
+                         "archive_download_url": f"{api}/repos/{repo}/actions/artifacts/{a['id']}/zip"}
+                        for a in self._page(found, query)
+                    ]  # fmt: skip
+                    return 200, {"total_count": len(found), "artifacts": shown}, {}
+                m = re.fullmatch(r"/repos/([^/]+/[^/]+)/actions/artifacts/(\d+)/zip", path)
+                if m:
+                    artifact = next(
+                        (a for a in fake.artifacts if a["id"] == int(m.group(2)) and a["_repo"] == m.group(1)), None
+                    )
+                    if artifact is None:
+                        return 404, {"message": "Not Found"}, {}
+                    if artifact["expired"]:
+                        return 410, {"message": "Artifact has expired"}, {}
+                    location = f"{fake.url}/storage/artifacts/{artifact['id']}.zip?sig=signed-{artifact['id']}&se=60"
+                    return 302, None, {"Location": location}
+                return None
 
             def do_GET(self) -> None:
                 self._handle("GET")

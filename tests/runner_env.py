@@ -27,6 +27,7 @@ def runner_env(
             "GITHUB_API_URL": api_url,
             "GITHUB_SERVER_URL": "https://github.com",
             "GITHUB_RUN_ID": "4242",
+            "GITHUB_WORKFLOW_REF": "octo/evals/.github/workflows/leaderboard.yml@refs/pull/7/merge",
             "GITHUB_WORKSPACE": workspace,
             "GITHUB_OUTPUT": output,
             "GITHUB_STEP_SUMMARY": summary,

@@ -13,7 +13,7 @@ ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
 
 def env(**inputs: str) -> dict[str, str]:
     base = {"INPUT_RUNS": "results/*.jsonl"}
-    base.update({f"INPUT_{k.upper().replace('_', '-')}": v for k, v in inputs.items()})
+    base.update({k if k.isupper() else f"INPUT_{k.upper().replace('_', '-')}": v for k, v in inputs.items()})
     return base
 
 
@@ -120,3 +120,35 @@ def test_a_token_with_characters_no_token_has_is_an_input_error_that_does_not_ec
         parse_settings(env(github_token="ghp_tökén"))
     (problem,) = caught.value.problems
     assert problem.startswith("input 'github-token' holds characters") and "tökén" not in problem
+
+
+def test_the_baseline_and_gate_inputs_default_to_off() -> None:
+    s = parse_settings({"INPUT_RUNS": "a.jsonl"})
+    assert (s.baseline, s.baseline_artifact, s.fail_on_regression, s.regression_tolerance) == ((), "", False, 0.0)
+
+
+def test_the_baseline_and_gate_inputs_are_read() -> None:
+    s = parse_settings(env(baseline="base/*.jsonl, old.csv", fail_on_regression="TRUE", regression_tolerance="0.02",
+                           GITHUB_WORKFLOW_REF="o/r/.github/workflows/ci.yml@refs/heads/main"))  # fmt: skip
+    assert (s.baseline, s.fail_on_regression, s.regression_tolerance) == (("base/*.jsonl", "old.csv"), True, 0.02)
+    assert s.workflow_ref == "o/r/.github/workflows/ci.yml@refs/heads/main"
+    assert parse_settings(env(baseline_artifact="eval-results")).baseline_artifact == "eval-results"
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("fail-on-regression", "yes"), ("fail-on-regression", "1"), ("regression-tolerance", "-0.1"),
+        ("regression-tolerance", "2"), ("regression-tolerance", "nan"), ("regression-tolerance", "5%"),
+        ("baseline-artifact", "a/b"), ("baseline-artifact", "a:b"), ("baseline-artifact", "x" * 256),
+    ],
+)  # fmt: skip
+def test_an_invalid_baseline_or_gate_input_names_it(name: str, value: str) -> None:
+    with pytest.raises(SettingsError) as caught:
+        parse_settings({"INPUT_RUNS": "a.jsonl", f"INPUT_{name.upper()}": value})
+    assert len(caught.value.problems) == 1 and f"input '{name}'" in caught.value.problems[0]
+
+
+def test_baseline_files_and_baseline_artifact_are_exclusive() -> None:
+    with pytest.raises(SettingsError, match="exclusive"):
+        parse_settings(env(baseline="b.jsonl", baseline_artifact="eval-results"))

@@ -15,6 +15,7 @@ import sys
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -33,6 +34,7 @@ from ..report.json_report import render_json
 from ..report.markdown import leaderboard_table, md_text
 from ..statistics import Leaderboard, analyse
 from ..validation import InvalidEvalRuns, Problem
+from .baseline import Baseline, NoBaseline, describe, describe_markdown, resolve_baseline
 from .event import pull_request_number
 from .github_api import (
     CommentOutcome,
@@ -145,6 +147,8 @@ def _run(env: Mapping[str, str], client_factory: ClientFactory) -> int:
 
 def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
     runs = load_runs(settings.runs, root=settings.workspace)
+    # Issue 9: the baseline, before any computing; its files' problems are reported like `runs`.
+    baseline = _baseline(settings, client_factory)
     board = analyse(
         runs,
         b=settings.bootstrap_samples,
@@ -169,6 +173,8 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
     with commands_stopped(settings.on_runner):
         print(leaderboard_table(board.rows, board.alpha))
     print(f"Report: {outputs['report']}; markdown: {outputs['markdown']}")
+    _report_baseline(settings, baseline, outputs)
+    # lead: comparison goes here (fills regressions, regressed-models, improvements; the gate)
 
     status = 0
     number = _pull_request(settings)
@@ -311,3 +317,31 @@ def _best_effort(what: str, act: Callable[[], object]) -> None:
         act()
     except Exception as exc:
         annotate("warning", f"{what} failed: {type(exc).__name__}: {exc}", title="Leaderboard")
+
+
+# --- Issue 9: the baseline ------------------------------------------------------------------------
+
+
+def _baseline(settings: Settings, client_factory: ClientFactory) -> Baseline | NoBaseline | None:
+    """The baseline the inputs ask for (None: none asked for). Raises InvalidEvalRuns for bad files."""
+    if not (settings.baseline or settings.baseline_artifact):
+        return None
+    number = _pull_request(settings) if settings.baseline_artifact else None
+    client = client_factory(settings.github_token, settings.api_url) if settings.github_token else None
+    return resolve_baseline(settings, client, number, datetime.now(UTC))
+
+
+def _report_baseline(settings: Settings, baseline: Baseline | NoBaseline | None, outputs: dict[str, str]) -> None:
+    """The baseline in the log and the job summary, and the comparison's outputs (placeholders for now)."""
+    outputs.update({"regressions": "0", "regressed-models": "[]", "improvements": "0", "baseline-sha": ""})
+    if baseline is None:
+        return
+    if isinstance(baseline, NoBaseline) and not baseline.quiet:
+        annotate("warning", describe(baseline), title="No baseline")
+    elif isinstance(baseline, NoBaseline):
+        print(describe(baseline))
+    else:
+        with commands_stopped(settings.on_runner):  # branch and file names are data
+            print(describe(baseline))
+        outputs["baseline-sha"] = baseline.sha or ""
+    append_summary(settings.summary_path, "### Baseline\n\n" + describe_markdown(baseline))

@@ -24,11 +24,19 @@ DEFAULTS: dict[str, str] = {
     "rank-by": "mean",
     "pairwise-correction": "none",
     "pr-number": "",
+    # Issue 9: the baseline and the regression gate.
+    "baseline": "",
+    "baseline-artifact": "",
+    "fail-on-regression": "false",
+    "regression-tolerance": "0",
 }
 INPUTS = ("runs", *DEFAULTS)
 COMMENT_MODES = ("update", "off")
 N = TypeVar("N", int, float)
 _KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,99}")
+# What actions/upload-artifact refuses in a name: " : < > | * ? \r \n \\ /
+_ARTIFACT_NAME = re.compile(r'[^":<>|*?\r\n\\/]{1,255}')
+_BOOLEANS = {"true": True, "false": False}
 
 
 class SettingsError(Exception):
@@ -52,6 +60,10 @@ class Settings:
     rank_by: RankBy
     correction: Correction
     pr_number: int | None
+    baseline: tuple[str, ...]
+    baseline_artifact: str
+    fail_on_regression: bool
+    regression_tolerance: float
     # From the runner's environment.
     workspace: str
     event_name: str
@@ -64,6 +76,7 @@ class Settings:
     summary_path: str | None
     on_runner: bool
     debug: bool = False  # RUNNER_DEBUG=1: tracebacks of unexpected failures in the log
+    workflow_ref: str | None = None  # GITHUB_WORKFLOW_REF: owner/repo/.github/workflows/x.yml@refs/...
 
     @property
     def run_url(self) -> str | None:
@@ -164,9 +177,11 @@ def parse_settings(environ: Mapping[str, str]) -> Settings:
     if token_problem:
         problems.append(token_problem)
 
+    baseline, baseline_artifact, fail_on_regression, tolerance = _baseline_inputs(environ, problems)
+
     if problems:
         raise SettingsError(problems)
-    assert alpha is not None and samples is not None and seed is not None
+    assert alpha is not None and samples is not None and seed is not None and tolerance is not None
     return Settings(
         runs=runs,
         github_token=token,
@@ -179,6 +194,10 @@ def parse_settings(environ: Mapping[str, str]) -> Settings:
         rank_by=rank_by,  # type: ignore[arg-type]
         correction=correction,  # type: ignore[arg-type]
         pr_number=pr_number,
+        baseline=baseline,
+        baseline_artifact=baseline_artifact,
+        fail_on_regression=fail_on_regression,
+        regression_tolerance=tolerance,
         workspace=environ.get("GITHUB_WORKSPACE") or ".",
         event_name=environ.get("GITHUB_EVENT_NAME", ""),
         event_path=environ.get("GITHUB_EVENT_PATH") or None,
@@ -190,4 +209,33 @@ def parse_settings(environ: Mapping[str, str]) -> Settings:
         summary_path=environ.get("GITHUB_STEP_SUMMARY") or None,
         on_runner=environ.get("GITHUB_ACTIONS") == "true",
         debug=environ.get("RUNNER_DEBUG") == "1",
+        workflow_ref=environ.get("GITHUB_WORKFLOW_REF") or None,
     )
+
+
+def _baseline_inputs(
+    environ: Mapping[str, str], problems: list[str]
+) -> tuple[tuple[str, ...], str, bool, float | None]:
+    """``baseline``, ``baseline-artifact``, ``fail-on-regression``, ``regression-tolerance`` (issue 9)."""
+    baseline = split_patterns(_input(environ, "baseline"))
+    artifact = _input(environ, "baseline-artifact")
+    if artifact and not _ARTIFACT_NAME.fullmatch(artifact):
+        problems.append(
+            "input 'baseline-artifact' must be an artifact name (1-255 characters, none of "
+            f'" : < > | * ? \\ / or a line break), got {artifact!r}'
+        )
+    if baseline and artifact:
+        problems.append("input 'baseline' and input 'baseline-artifact' are exclusive: set one of them")
+
+    fail_text = _input(environ, "fail-on-regression")
+    fail = _BOOLEANS.get(fail_text.lower())
+    if fail is None:
+        problems.append(f"input 'fail-on-regression' must be true or false, got {fail_text!r}")
+
+    tolerance_text = _input(environ, "regression-tolerance")
+    tolerance = _number(tolerance_text, parse_decimal, lambda v: 0.0 <= v <= 1.0)
+    if tolerance is None:
+        problems.append(
+            f"input 'regression-tolerance' must be a number from 0 to 1 (score units), got {tolerance_text!r}"
+        )
+    return baseline, artifact, bool(fail), tolerance

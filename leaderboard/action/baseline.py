@@ -1,0 +1,620 @@
+"""Where the baseline comes from: EvalRun files in the workspace, or the base branch's artifact.
+
+``baseline`` names files, loaded and checked like ``runs``. ``baseline-artifact`` names an
+artifact that this workflow uploads on the PR's base branch; :func:`resolve_baseline` finds it:
+
+1. the PR's base branch and base/head SHAs, from the event (``pull_request``) or ``GET /pulls/N``;
+2. the merge-base, from ``GET /compare/{base}...{head}``;
+3. the workflow's successful runs on the base branch at the merge-base (``head_sha`` filter),
+   then, only if none of them has the artifact, the newest ones (one page of ``RUNS_PER_PAGE``);
+4. each candidate run's artifacts of that name (at most ``MAX_ARTIFACT_LOOKUPS`` runs), expired ones skipped;
+5. ``GET /actions/artifacts/{id}/zip`` with the token, which answers 302 to short-lived storage; the
+   redirect is not followed by the GitHub client: the storage URL is fetched by a plain HTTP session
+   that sends no ``Authorization`` (nor a ``.netrc`` one), with timeouts and a size cap;
+6. the zip unpacked with :func:`leaderboard.archive.safe_extract` and its EvalRun files loaded.
+
+GitHub's calls go through the client of :func:`~leaderboard.action.github_api.make_client` (its
+timeouts and its retry rules). Nothing here fails the step: what goes wrong on GitHub's side is a
+:class:`NoBaseline` that says why and how to fix it. Only ``baseline`` files with problems raise
+:class:`~leaderboard.validation.InvalidEvalRuns` (each message starting "baseline: "), which the action
+reports like problems in ``runs``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import glob
+import json
+import os
+import tempfile
+import time
+import urllib.parse
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import requests
+from github import Github, GithubException
+
+from ..archive import UnsafeArchive, safe_extract
+from ..loading import FORMATS, load_runs
+from ..records import EvalRun
+from ..report.markdown import md_code, md_text
+from ..validation import InvalidEvalRuns
+from .github_api import _message, _rate_limit_wait
+from .settings import Settings
+
+STALE_DAYS = 14  # a baseline older than this is said to be old
+RUNS_PER_PAGE = 30  # runs looked at per list request (one page, never more)
+MAX_ARTIFACT_LOOKUPS = 5  # runs whose artifacts are asked for, at most
+MAX_ZIP_BYTES = 64 * 1024 * 1024  # the artifact's zip as downloaded
+DOWNLOAD_TIMEOUT = (5.0, 30.0)  # connect, read (seconds) for the storage download
+DOWNLOAD_DEADLINE = 60.0  # seconds for the whole download
+DEADLINE = 30.0  # no GitHub call starts after this many seconds (each ends within 25 s: github_api)
+PR_EVENTS = ("pull_request", "pull_request_target", "pull_request_review", "pull_request_review_comment")
+
+PERMISSION_FIX = (
+    "give the job `permissions: actions: read` (besides `contents: read` and `pull-requests: write`); "
+    "a pull request from a fork gets a read-only token that cannot read artifacts: use the `workflow_run` "
+    "recipe of the README"
+)
+UPLOAD_FIX = (
+    "upload the EvalRun files on the base branch from this workflow: run it on `push` to `{branch}` and add "
+    "an `actions/upload-artifact` step with `name: {artifact}` (see the README's baseline example)"
+)
+RETRY_FIX = "re-run the job; if it keeps happening, check https://www.githubstatus.com (or your GHES instance)"
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A baseline was found and loaded."""
+
+    runs: tuple[EvalRun, ...]
+    origin: str  # "files" | "artifact"
+    branch: str | None = None
+    sha: str | None = None
+    sha_url: str | None = None
+    run_id: int | None = None
+    run_url: str | None = None
+    created_at: datetime | None = None
+    is_merge_base: bool | None = None
+    age_days: float | None = None
+    notes: tuple[str, ...] = ()
+    artifact: str | None = None  # the artifact's name (origin "artifact")
+    files: tuple[str, ...] = ()  # the EvalRun files the runs came from (workspace- or archive-relative)
+
+    @property
+    def short_sha(self) -> str | None:
+        return self.sha[:7] if self.sha else None
+
+
+@dataclass(frozen=True)
+class NoBaseline:
+    """No baseline: the comment says why and how to fix it; the step does not fail."""
+
+    reason: str
+    fix: str
+    quiet: bool = False  # nothing is wrong (a push has no base to compare with): a log line, not a warning
+
+
+class _Missing(Exception):
+    """Control flow: the lookup ends with a :class:`NoBaseline`."""
+
+    def __init__(self, reason: str, fix: str, quiet: bool = False) -> None:
+        super().__init__(reason)
+        self.outcome = NoBaseline(reason, fix, quiet)
+
+
+@dataclass(frozen=True)
+class _Pull:
+    base_ref: str
+    base_sha: str | None
+    head_sha: str | None
+
+
+@dataclass(frozen=True)
+class _Run:
+    """The fields of a workflow run (REST ``workflow_run`` object) that matter here."""
+
+    id: int
+    head_sha: str
+    head_branch: str | None
+    event: str
+    conclusion: str | None
+    created_at: datetime | None
+    html_url: str | None
+    artifacts_url: str
+    head_repository: str | None
+
+    @staticmethod
+    def parse(data: Mapping[str, Any], api_repo_url: str) -> _Run | None:
+        run_id, sha = data.get("id"), data.get("head_sha")
+        if not isinstance(run_id, int) or not isinstance(sha, str):
+            return None
+        head_repo = data.get("head_repository")
+        return _Run(
+            id=run_id,
+            head_sha=sha,
+            head_branch=_str(data.get("head_branch")),
+            event=_str(data.get("event")) or "",
+            conclusion=_str(data.get("conclusion")),
+            created_at=_time(data.get("run_started_at") or data.get("created_at")),
+            html_url=_str(data.get("html_url")),
+            artifacts_url=_str(data.get("artifacts_url")) or f"{api_repo_url}/actions/runs/{run_id}/artifacts",
+            head_repository=_str(head_repo.get("full_name")) if isinstance(head_repo, Mapping) else None,
+        )
+
+
+@dataclass(frozen=True)
+class _Artifact:
+    id: int
+    name: str
+    size: int | None
+    expired: bool
+    download_url: str
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _time(value: object) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+# --- the entry point -----------------------------------------------------------------------
+
+
+def resolve_baseline(
+    settings: Settings,
+    client: Github | None,
+    pull_request_number: int | None,
+    now: datetime,
+    *,
+    payload: Mapping[str, Any] | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> Baseline | NoBaseline | None:
+    """The baseline the inputs ask for; None when neither ``baseline`` nor ``baseline-artifact`` is set.
+
+    ``client`` is the GitHub client (None without a token); ``now`` an aware datetime (ages);
+    ``payload`` the event (read from ``settings.event_path`` when not given).
+    Raise :class:`InvalidEvalRuns` (messages prefixed "baseline: ") for invalid ``baseline`` files.
+    """
+    if settings.baseline:
+        return load_baseline_files(settings.baseline, settings.workspace)
+    if not settings.baseline_artifact:
+        return None
+    if payload is None:
+        payload = _read_event(settings.event_path)
+    try:
+        return _ArtifactLookup(settings, client, pull_request_number, now, payload, clock).find()
+    except _Missing as missing:
+        return missing.outcome
+
+
+def load_baseline_files(patterns: tuple[str, ...], workspace: str) -> Baseline:
+    """``baseline`` files, loaded like ``runs``; problems say they are about the baseline."""
+    try:
+        runs = load_runs(patterns, root=workspace)
+    except InvalidEvalRuns as exc:
+        raise about_baseline(exc) from exc
+    files = tuple(sorted({r.source.file for r in runs if r.source is not None}))
+    return Baseline(runs=tuple(runs), origin="files", files=files)
+
+
+def about_baseline(exc: InvalidEvalRuns) -> InvalidEvalRuns:
+    """The same problems, each message starting with "baseline: "."""
+    return InvalidEvalRuns(
+        [
+            p if p.message.startswith("baseline: ") else dataclasses.replace(p, message=f"baseline: {p.message}")
+            for p in exc.problems
+        ]
+    )
+
+
+def describe(baseline: Baseline | NoBaseline) -> str:
+    """One line for the log and the job summary (plain text; the caller escapes it for markdown)."""
+    if isinstance(baseline, NoBaseline):
+        return f"No baseline: {baseline.reason}. Fix: {baseline.fix}."
+    if baseline.origin == "files":
+        more = len(baseline.files) - 5
+        shown = ", ".join(baseline.files[:5]) + (f" and {more} more" if more > 0 else "")
+        return f"Baseline: {len(baseline.runs)} records from {shown}."
+    parts = [f"Baseline: {baseline.branch} @ {baseline.short_sha}"]
+    if baseline.run_id is not None:
+        parts.append(f", run {baseline.run_id}")
+    if baseline.age_days is not None:
+        parts.append(f", {age_text(baseline.age_days)}")
+    parts.append(f" (artifact {baseline.artifact!r}, {len(baseline.runs)} records)")
+    text = "".join(parts) + "."
+    if baseline.notes:
+        text += " " + " ".join(f"{n[0].upper()}{n[1:]}." for n in baseline.notes)
+    return text
+
+
+def describe_markdown(baseline: Baseline | NoBaseline) -> str:
+    """The baseline for the job summary: branch, linked short SHA, linked run, age, notes; or why none."""
+    if isinstance(baseline, NoBaseline):
+        return f"**No baseline:** {md_text(baseline.reason)}.\n\n**Fix:** {md_text(baseline.fix)}."
+    if baseline.origin == "files":
+        return md_text(describe(baseline))
+    sha = md_code(baseline.short_sha or "?")
+    parts = [f"**Baseline:** {md_code(baseline.branch or '?')} @ [{sha}]({baseline.sha_url})" if baseline.sha_url
+             else f"**Baseline:** {md_code(baseline.branch or '?')} @ {sha}"]  # fmt: skip
+    if baseline.run_id is not None:
+        run = f"run {baseline.run_id}"
+        parts.append(f"[{run}]({baseline.run_url})" if baseline.run_url else run)
+    if baseline.age_days is not None:
+        parts.append(age_text(baseline.age_days))
+    text = ", ".join(parts) + f" (artifact {md_code(baseline.artifact or '?')}, {len(baseline.runs)} records)."
+    for note in baseline.notes:
+        text += f"\n- ⚠️ {md_text(note[0].upper() + note[1:])}."
+    return text
+
+
+def age_text(days: float) -> str:
+    if days < 1 / 24:
+        return "less than an hour old"
+    if days < 1:
+        hours = round(days * 24)
+        return f"{hours} hour{'s' if hours != 1 else ''} old"
+    whole = round(days, 1)
+    return f"{whole:g} day{'s' if whole != 1 else ''} old"
+
+
+def _read_event(path: str | None) -> Mapping[str, Any]:
+    if not path:
+        return {}
+    try:
+        payload = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}  # main() has already warned about it
+    return payload if isinstance(payload, dict) else {}
+
+
+def workflow_file(workflow_ref: str | None) -> str | None:
+    """``x.yml`` from GITHUB_WORKFLOW_REF ``owner/repo/.github/workflows/x.yml@refs/heads/main``."""
+    if not workflow_ref:
+        return None
+    path = workflow_ref.split("@", 1)[0]
+    name = path.rsplit("/", 1)[-1]
+    return name if name.endswith((".yml", ".yaml")) else None
+
+
+# --- the artifact lookup ---------------------------------------------------------------------
+
+
+class _ArtifactLookup:
+    def __init__(
+        self,
+        settings: Settings,
+        client: Github | None,
+        number: int | None,
+        now: datetime,
+        payload: Mapping[str, Any],
+        clock: Callable[[], float],
+    ) -> None:
+        self.settings = settings
+        self.name = settings.baseline_artifact
+        self.now = now
+        self.payload = payload
+        self.clock = clock
+        self.deadline = clock() + DEADLINE
+        self.number = number
+        if number is None:
+            raise _Missing(
+                f"this run is not about a pull request (event `{settings.event_name or 'unknown'}`), so there is "
+                "no base branch to compare with",
+                "run the action on `pull_request`, or pass `pr-number`",
+                quiet=True,
+            )
+        if client is None:
+            raise _Missing("input `github-token` is empty, so the artifact cannot be looked up",
+                           "leave `github-token` at its default (`${{ github.token }}`)")  # fmt: skip
+        if not settings.repository:
+            raise _Missing("GITHUB_REPOSITORY is not set", "run the action in a GitHub Actions workflow")
+        self.gh = client
+        self.repository = settings.repository
+        self.repo = client.get_repo(settings.repository)  # lazy: no request
+        self.repo_url = f"{settings.api_url.rstrip('/')}/repos/{settings.repository}"
+
+    # -- calls ------------------------------------------------------------------------------
+
+    def _call(self, what: str, fn: Callable[[], T], fix: str = PERMISSION_FIX) -> T:
+        """One GitHub call; a refusal, a rate limit, an outage or the deadline become :class:`_Missing`."""
+        if self.clock() > self.deadline:
+            raise _Missing(f"GitHub has not answered in time (gave up before {what})", RETRY_FIX)
+        try:
+            return fn()
+        except GithubException as exc:
+            detail = f"HTTP {exc.status}: {_message(exc)}"
+            if _rate_limit_wait(exc) is not None:
+                raise _Missing(f"GitHub's rate limit stopped {what} ({detail})", RETRY_FIX) from exc
+            if exc.status in (401, 403):
+                raise _Missing(f"GitHub refused {what} ({detail})", fix) from exc
+            if exc.status == 404:
+                raise _Missing(f"GitHub found nothing for {what} ({detail})", fix) from exc
+            raise _Missing(f"{what} failed ({detail})", RETRY_FIX) from exc
+        except requests.RequestException as exc:
+            raise _Missing(f"{what} failed ({type(exc).__name__})", RETRY_FIX) from exc
+
+    def _get(self, what: str, url: str, params: dict[str, Any], fix: str = PERMISSION_FIX) -> Any:
+        """One GET through PyGithub's requester: exactly one request (no pagination, no lazy completion)."""
+        return self._call(what, lambda: self.gh.requester.requestJsonAndCheck("GET", url, parameters=params)[1], fix)
+
+    # -- steps ------------------------------------------------------------------------------
+
+    def find(self) -> Baseline | NoBaseline:
+        workflow = self._workflow()
+        pull = self._pull()
+        merge_base, notes = self._merge_base(pull)
+        run, artifact, why_not = self._pick(workflow, pull.base_ref, merge_base)
+        is_merge_base = None if merge_base is None else run.head_sha == merge_base
+        if merge_base is not None and not is_merge_base:
+            notes.append(
+                f"not the merge-base ({merge_base[:7]}): {why_not}; this is the newest successful run on "
+                f"{pull.base_ref} with the artifact"
+            )
+        runs, files = self._download(artifact, pull.base_ref)
+        age = None if run.created_at is None else max(0.0, (self.now - run.created_at).total_seconds() / 86400)
+        if age is not None and age > STALE_DAYS:
+            notes.append(f"older than {STALE_DAYS} days")
+        server = self.settings.server_url.rstrip("/")
+        return Baseline(
+            runs=tuple(runs),
+            origin="artifact",
+            branch=pull.base_ref,
+            sha=run.head_sha,
+            sha_url=f"{server}/{self.repository}/commit/{run.head_sha}",
+            run_id=run.id,
+            run_url=run.html_url or f"{server}/{self.repository}/actions/runs/{run.id}",
+            created_at=run.created_at,
+            is_merge_base=is_merge_base,
+            age_days=age,
+            notes=tuple(notes),
+            artifact=artifact.name,
+            files=files,
+        )
+
+    def _workflow(self) -> str | int:
+        """The workflow whose base-branch runs upload the artifact.
+
+        On ``workflow_run`` that is the workflow that triggered this one (the fork recipe: this
+        workflow only comments); otherwise this workflow, from GITHUB_WORKFLOW_REF.
+        """
+        if self.settings.event_name == "workflow_run":
+            triggering = self.payload.get("workflow_run")
+            if isinstance(triggering, Mapping) and isinstance(triggering.get("workflow_id"), int):
+                return int(triggering["workflow_id"])
+        name = workflow_file(self.settings.workflow_ref)
+        if name is None:
+            raise _Missing(
+                "GITHUB_WORKFLOW_REF does not name this workflow's file, so its runs cannot be listed",
+                "run the action in a GitHub Actions workflow (GitHub and GHES 3.9+ set GITHUB_WORKFLOW_REF)",
+            )
+        return name
+
+    def _pull(self) -> _Pull:
+        """The base branch and SHAs: from the event when it carries the PR, else ``GET /pulls/N``."""
+        pr = self.payload.get("pull_request") if self.settings.event_name in PR_EVENTS else None
+        if isinstance(pr, Mapping) and pr.get("number") in (None, self.number):
+            base, head = pr.get("base"), pr.get("head")
+            if isinstance(base, Mapping) and isinstance(head, Mapping) and _str(base.get("ref")):
+                return _Pull(str(base["ref"]), _str(base.get("sha")), _str(head.get("sha")))
+        assert self.number is not None
+        number = self.number
+        data = self._get(
+            f"reading pull request #{number}", f"{self.repo_url}/pulls/{number}", {},
+            fix="give the job `permissions: pull-requests: read` (or write) and check `pr-number`",
+        )  # fmt: skip
+        base, head = data.get("base") or {}, data.get("head") or {}
+        if not _str(base.get("ref")):
+            raise _Missing(f"pull request #{number} has no base branch in GitHub's answer", RETRY_FIX)
+        return _Pull(str(base["ref"]), _str(base.get("sha")), _str(head.get("sha")))
+
+    def _merge_base(self, pull: _Pull) -> tuple[str | None, list[str]]:
+        """The merge-base of the PR (GitHub's compare API), or None with a note saying why not."""
+        if not (pull.base_sha and pull.head_sha):
+            return None, ["merge-base unknown (the pull request's SHAs are not known)"]
+        base_sha, head_sha = pull.base_sha, pull.head_sha
+        try:
+            sha = self._call(
+                "comparing the base and head commits",
+                lambda: self.repo.compare(base_sha, head_sha, comparison_commits_per_page=1).merge_base_commit.sha,
+            )
+        except _Missing as missing:  # the newest run on the base branch still serves
+            return None, [f"merge-base unknown: {missing.outcome.reason}"]
+        return (sha if isinstance(sha, str) and sha else None), []
+
+    def _runs(self, workflow: str | int, branch: str, head_sha: str | None) -> list[_Run]:
+        """One page of the workflow's successful runs on ``branch`` (at ``head_sha``), newest first.
+
+        Runs of another repository's head (a fork's PR whose branch has the base branch's name) and
+        runs for pull requests are not the base branch's: they are dropped, whatever the filter.
+        """
+        params: dict[str, Any] = {"branch": branch, "status": "success", "per_page": RUNS_PER_PAGE}
+        if head_sha:
+            params["head_sha"] = head_sha
+        wf = urllib.parse.quote(str(workflow), safe="")
+        url = f"{self.repo_url}/actions/workflows/{wf}/runs"
+        data = self._get(f"listing the runs of workflow {workflow} on {branch}", url, params)
+        items = data.get("workflow_runs") if isinstance(data, Mapping) else None
+        runs = [_Run.parse(item, self.repo_url) for item in items or [] if isinstance(item, Mapping)]
+        return [
+            r
+            for r in runs
+            if r is not None
+            and r.conclusion == "success"
+            and r.head_branch == branch
+            and r.event not in PR_EVENTS
+            and (r.head_repository is None or r.head_repository.lower() == self.repository.lower())
+            and (head_sha is None or r.head_sha == head_sha)
+        ]
+
+    def _artifact(self, run: _Run) -> tuple[_Artifact | None, bool]:
+        """The run's unexpired artifact of that name (None if none), and whether an expired one was seen."""
+        data = self._get(
+            f"listing the artifacts of run {run.id}", run.artifacts_url, {"name": self.name, "per_page": 10}
+        )
+        expired = False
+        for item in (data.get("artifacts") if isinstance(data, Mapping) else None) or []:
+            if not isinstance(item, Mapping) or item.get("name") != self.name or not isinstance(item.get("id"), int):
+                continue
+            expires = _time(item.get("expires_at"))
+            if item.get("expired") or (expires is not None and expires <= self.now):
+                expired = True
+                continue
+            url = _str(item.get("archive_download_url")) or f"{self.repo_url}/actions/artifacts/{item['id']}/zip"
+            size = item.get("size_in_bytes")
+            return _Artifact(int(item["id"]), self.name, size if isinstance(size, int) else None, False, url), expired
+        return None, expired
+
+    def _pick(self, workflow: str | int, branch: str, merge_base: str | None) -> tuple[_Run, _Artifact, str]:
+        """The run at the merge-base with the artifact, else the newest with it; and why not the merge-base."""
+        looked: set[int] = set()
+        expired = 0
+        seen_runs = 0
+        why_not = "no successful run of the workflow at the merge-base"
+        for head_sha in ([merge_base] if merge_base else []) + [None]:
+            if len(looked) >= MAX_ARTIFACT_LOOKUPS:
+                break
+            runs = self._runs(workflow, branch, head_sha)
+            seen_runs += len(runs)
+            if head_sha is not None and runs:
+                why_not = "the merge-base's run has no unexpired artifact of that name"
+            for run in runs:
+                if run.id in looked:
+                    continue
+                if len(looked) >= MAX_ARTIFACT_LOOKUPS:
+                    break
+                looked.add(run.id)
+                artifact, was_expired = self._artifact(run)
+                expired += was_expired
+                if artifact is not None:
+                    return run, artifact, why_not
+        wf = f"`{workflow}`" if isinstance(workflow, str) else f"workflow {workflow}"
+        fix = UPLOAD_FIX.format(branch=branch, artifact=self.name)
+        if not seen_runs:
+            raise _Missing(f"no successful run of {wf} on `{branch}` was found", fix)
+        detail = f"; {expired} of them only expired ones" if expired else ""
+        raise _Missing(
+            f"no unexpired artifact `{self.name}` in the {len(looked)} most recent successful run(s) of {wf} on "
+            f"`{branch}`{detail}",
+            fix if not expired else fix + ", and run it again (its artifacts expired: raise `retention-days`)",
+        )
+
+    def _download(self, artifact: _Artifact, branch: str) -> tuple[list[EvalRun], tuple[str, ...]]:
+        if artifact.size is not None and artifact.size > MAX_ZIP_BYTES:
+            raise _Missing(
+                f"artifact `{artifact.name}` is {artifact.size} bytes, more than the {MAX_ZIP_BYTES} allowed",
+                "upload only the EvalRun files in it",
+            )
+        what = f"downloading artifact `{artifact.name}` ({artifact.id})"
+
+        def redirect() -> tuple[int, dict[str, Any], str]:
+            # follow_302_redirect=False (the default): the token goes to GitHub's API only.
+            return self.gh.requester.requestJson("GET", artifact.download_url)
+
+        status, headers, body = self._call(what, redirect)
+        location = {k.lower(): v for k, v in headers.items()}.get("location")
+        location = urllib.parse.urljoin(artifact.download_url, location) if location else None
+        if status == 410:
+            raise _Missing(
+                f"artifact `{artifact.name}` has expired", UPLOAD_FIX.format(branch=branch, artifact=artifact.name)
+            )
+        if status in (401, 403, 404):
+            raise _Missing(f"GitHub refused {what} (HTTP {status}: {_json_message(body)})", PERMISSION_FIX)
+        if status not in (301, 302, 303, 307, 308) or not location:
+            raise _Missing(f"{what}: GitHub answered HTTP {status} without a download address", RETRY_FIX)
+        with tempfile.TemporaryDirectory(prefix="leaderboard-baseline-") as tmp:
+            archive = Path(tmp) / "artifact.zip"
+            fetch_without_credentials(location, archive, clock=self.clock)
+            unpacked = Path(tmp) / "unpacked"
+            unpacked.mkdir()
+            try:
+                written = safe_extract(archive, unpacked)
+            except UnsafeArchive as exc:
+                raise _Missing(
+                    f"artifact `{artifact.name}` was refused: {exc}",
+                    "upload the EvalRun files as plain files (actions/upload-artifact with a `path:` of the files)",
+                ) from exc
+            relative = [p.relative_to(unpacked).as_posix() for p in written if p.suffix.lower() in FORMATS]
+            if not relative:
+                raise _Missing(
+                    f"artifact `{artifact.name}` holds no EvalRun file (.json, .jsonl, .csv)",
+                    "upload the EvalRun files themselves with actions/upload-artifact",
+                )
+            try:
+                runs = load_runs([glob.escape(r) for r in relative], root=unpacked)
+            except InvalidEvalRuns as exc:
+                first = "; ".join(str(p) for p in exc.problems[:3])
+                raise _Missing(
+                    f"artifact `{artifact.name}` holds invalid EvalRun data ({len(exc.problems)} problem(s): {first})",
+                    f"fix the eval output on `{branch}`: the action fails the base branch's own run on it",
+                ) from exc
+        return runs, tuple(relative)
+
+
+def _json_message(body: str) -> str:
+    try:
+        data = json.loads(body)
+    except (ValueError, TypeError):
+        return ""
+    return str(data.get("message", "")) if isinstance(data, dict) else ""
+
+
+class _NoCredentials(requests.auth.AuthBase):
+    """Sends nothing: no Authorization header, and (being set) keeps requests from reading ``.netrc``."""
+
+    def __call__(self, r: requests.PreparedRequest) -> requests.PreparedRequest:
+        r.headers.pop("Authorization", None)
+        return r
+
+
+def fetch_without_credentials(
+    url: str, target: Path, *, limit: int = MAX_ZIP_BYTES, clock: Callable[[], float] = time.monotonic
+) -> None:
+    """Download ``url`` to ``target`` with no credentials, within ``limit`` bytes and DOWNLOAD_DEADLINE.
+
+    The storage URL is signed by GitHub and lives a minute; it must not receive the token. A plain
+    ``requests`` session is used, with ``trust_env`` off so that no ``.netrc`` entry is sent either
+    (on a redirect too); proxies and CA bundle are still taken from the environment.
+    """
+    fix = RETRY_FIX
+    started = clock()
+    with requests.Session() as session:
+        session.trust_env = False
+        session.auth = _NoCredentials()
+        session.proxies.update(requests.utils.get_environ_proxies(url))
+        bundle = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
+        if bundle:
+            session.verify = bundle
+        try:
+            with session.get(url, stream=True, timeout=DOWNLOAD_TIMEOUT, allow_redirects=True) as response:
+                if response.status_code != 200:
+                    raise _Missing(f"the artifact's storage answered HTTP {response.status_code}", fix)
+                declared = response.headers.get("Content-Length")
+                if declared and declared.isdigit() and int(declared) > limit:
+                    raise _Missing(f"the artifact's zip is {declared} bytes, more than the {limit} allowed",
+                                   "upload only the EvalRun files in it")  # fmt: skip
+                size = 0
+                with open(target, "wb") as out:
+                    for chunk in response.iter_content(chunk_size=256 * 1024):
+                        size += len(chunk)
+                        if size > limit:
+                            raise _Missing(f"the artifact's zip is more than the {limit} bytes allowed",
+                                           "upload only the EvalRun files in it")  # fmt: skip
+                        if clock() - started > DOWNLOAD_DEADLINE:
+                            raise _Missing(f"the artifact's download took more than {DOWNLOAD_DEADLINE:g} s", fix)
+                        out.write(chunk)
+        except requests.RequestException as exc:
+            raise _Missing(f"downloading the artifact from its storage failed ({type(exc).__name__})", fix) from exc

@@ -1,0 +1,445 @@
+"""Where the baseline comes from: ``baseline`` files, or the base branch's artifact found through the
+(fake) GitHub API by the real PyGithub client. The end-to-end tests run ``entrypoint.py`` once each."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from conftest import EXAMPLE
+from fakegithub import FakeGitHub, Fault
+from runner_env import TOKEN
+from test_action import Result, assert_no_secret, run_action
+from test_archive import make_zip
+
+from leaderboard.action import baseline as baseline_module
+from leaderboard.action.baseline import (
+    MAX_ARTIFACT_LOOKUPS,
+    Baseline,
+    NoBaseline,
+    _Missing,
+    fetch_without_credentials,
+    resolve_baseline,
+    workflow_file,
+)
+from leaderboard.action.github_api import make_client
+from leaderboard.action.settings import parse_settings
+
+ARTIFACT = "eval-results"
+BASE, HEAD, MERGE_BASE, NEWER, OLDER = ("b" * 40, "h" * 40, "a1b2c3d" + "0" * 33, "e" * 40, "0" * 40)
+PAYLOAD = {
+    "number": 7,
+    "pull_request": {"number": 7, "base": {"ref": "main", "sha": BASE}, "head": {"ref": "feature", "sha": HEAD}},
+}
+RECORDS = EXAMPLE.read_text().count("\n")
+GOOD = make_zip({"results/mteb.jsonl": EXAMPLE.read_text()})
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "workspace"
+    (ws / "results").mkdir(parents=True)
+    shutil.copy(EXAMPLE, ws / "results" / "mteb.jsonl")
+    return ws
+
+
+def ago(days: float) -> str:
+    return (datetime.now(UTC) - timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def run_with_artifact(ws: Path, fake: FakeGitHub, **inputs: str) -> Result:
+    inputs.setdefault("baseline_artifact", ARTIFACT)
+    payload = json.loads(inputs.pop("payload")) if "payload" in inputs else PAYLOAD
+    event = inputs.pop("event", "pull_request")
+    return run_action(ws, fake.url if "api" not in inputs else inputs.pop("api"), event, payload, **inputs)
+
+
+def baseline_gets(fake: FakeGitHub) -> list[str]:
+    """The API requests of the baseline lookup (the comment's own requests left out)."""
+    return [
+        r.path.split("/octo/evals", 1)[-1]
+        for r in fake.api_calls()
+        if r.method == "GET" and "/comments" not in r.path and r.path not in ("/user", "/api/v3/user")
+    ]
+
+
+def artifact_id(fake: FakeGitHub, run: dict, name: str = ARTIFACT) -> int:
+    return next(a["id"] for a in fake.artifacts if a["workflow_run"]["id"] == run["id"] and a["name"] == name)
+
+
+def assert_storage_never_saw_the_token(fake: FakeGitHub) -> None:
+    for path, headers in fake.storage_requests:
+        assert "Authorization" not in {k.title() for k in headers}, path
+        assert TOKEN not in json.dumps(headers) + path
+
+
+def test_the_run_at_the_merge_base_wins_over_newer_runs_and_expired_failed_and_fork_runs_are_skipped(
+    workspace: Path, fake_github: FakeGitHub
+) -> None:
+    fake_github.merge_bases[(BASE, HEAD)] = MERGE_BASE
+    fake_github.add_run(NEWER, created_at=ago(0.2), artifacts={ARTIFACT: GOOD})  # newest on main, not the merge-base
+    fake_github.add_run(MERGE_BASE, created_at=ago(1), conclusion="failure", artifacts={ARTIFACT: GOOD})
+    fake_github.add_run(  # a fork's PR from a branch it named "main": not the base branch
+        MERGE_BASE, created_at=ago(0.5), event="pull_request", head_repo="mallory/evals",
+        artifacts={ARTIFACT: make_zip({"evil.jsonl": '{"model_id": "m", "task_id": "t", "metric_name": "a"}\n'})},
+    )  # fmt: skip
+    expired = fake_github.add_run(MERGE_BASE, created_at=ago(2), artifacts={ARTIFACT: GOOD}, expired=True)
+    chosen = fake_github.add_run(MERGE_BASE, created_at=ago(3), artifacts={ARTIFACT: GOOD, "logs": b"not this"})
+    fake_github.add_run(MERGE_BASE, created_at=ago(1.5), branch="feature", artifacts={ARTIFACT: GOOD})
+
+    result = run_with_artifact(workspace, fake_github)
+
+    assert result.code == 0, result.stdout + result.stderr
+    assert (
+        f"Baseline: main @ a1b2c3d, run {chosen['id']}, 3 days old (artifact 'eval-results', {RECORDS} records)."
+        in (result.stdout)
+    )
+    assert "merge-base" not in result.stdout and "::warning" not in result.stdout
+    assert result.outputs["baseline-sha"] == MERGE_BASE
+    assert (result.outputs["regressions"], result.outputs["improvements"], result.outputs["regressed-models"]) == (
+        "0", "0", "[]",
+    )  # fmt: skip
+    assert "### Baseline" in result.summary
+    assert f"[`a1b2c3d`](https://github.com/octo/evals/commit/{MERGE_BASE})" in result.summary
+    assert f"[run {chosen['id']}](https://github.com/octo/evals/actions/runs/{chosen['id']})" in result.summary
+    # The requests, in order: compare, the merge-base's runs, two runs' artifacts (expired, then chosen), the zip.
+    gets = baseline_gets(fake_github)
+    assert gets == [
+        f"/compare/{BASE}...{HEAD}",
+        "/actions/workflows/leaderboard.yml/runs",
+        f"/actions/runs/{expired['id']}/artifacts",
+        f"/actions/runs/{chosen['id']}/artifacts",
+        f"/actions/artifacts/{artifact_id(fake_github, chosen)}/zip",
+    ]
+    runs_query = next(r.query for r in fake_github.api_calls() if r.path.endswith("/runs"))
+    assert runs_query == {"branch": ["main"], "status": ["success"], "per_page": ["30"], "head_sha": [MERGE_BASE]}
+    assert all(r.authorization == f"token {TOKEN}" for r in fake_github.api_calls())
+    (storage,) = fake_github.storage_requests
+    assert storage[0].startswith(f"/storage/artifacts/{artifact_id(fake_github, chosen)}.zip?sig=")
+    assert_storage_never_saw_the_token(fake_github)
+    assert_no_secret(result)
+    assert len(fake_github.thread()) == 1  # the comment's life goes on as before
+
+
+def test_without_a_run_at_the_merge_base_the_newest_successful_run_serves_and_is_said_not_to_be_it(
+    workspace: Path, fake_github: FakeGitHub
+) -> None:
+    fake_github.merge_bases[(BASE, HEAD)] = MERGE_BASE
+    fake_github.add_run(NEWER, created_at=ago(0.1), conclusion="failure", artifacts={ARTIFACT: GOOD})
+    fake_github.add_run(NEWER, created_at=ago(0.2), conclusion=None, artifacts={ARTIFACT: GOOD})  # still running
+    fake_github.add_run(NEWER, created_at=ago(20), artifacts={ARTIFACT: GOOD})
+    fake_github.add_run(OLDER, created_at=ago(40), artifacts={ARTIFACT: GOOD})
+
+    result = run_with_artifact(workspace, fake_github)
+
+    assert result.code == 0, result.stdout
+    assert "Baseline: main @ eeeeeee" in result.stdout and "20 days old" in result.stdout
+    assert "Not the merge-base (a1b2c3d): no successful run of the workflow at the merge-base" in result.stdout
+    assert "Older than 14 days." in result.stdout
+    assert "⚠️ Not the merge\\-base" in result.summary and "⚠️ Older than 14 days" in result.summary
+    assert result.outputs["baseline-sha"] == NEWER
+    assert [g.rsplit("/", 1)[-1] for g in baseline_gets(fake_github)] == [
+        f"{BASE}...{HEAD}", "runs", "runs", "artifacts", "zip",
+    ]  # fmt: skip
+    assert_storage_never_saw_the_token(fake_github)
+
+
+@pytest.mark.parametrize(
+    ("archive", "why"),
+    [
+        (make_zip({"results/ok.jsonl": EXAMPLE.read_text(), "../../outside.jsonl": "{}\n"}), "'..' in the path"),
+        (
+            make_zip({"results/ok.jsonl": EXAMPLE.read_text()}, links={"results/x.jsonl": "/etc/passwd"}),
+            "symbolic link",
+        ),
+    ],
+    ids=["dot-dot", "symlink"],
+)
+def test_an_archive_with_a_path_out_or_a_link_is_refused_and_the_step_goes_on_without_a_baseline(
+    workspace: Path, fake_github: FakeGitHub, archive: bytes, why: str
+) -> None:
+    fake_github.merge_bases[(BASE, HEAD)] = MERGE_BASE
+    fake_github.add_run(MERGE_BASE, created_at=ago(1), artifacts={ARTIFACT: archive})
+
+    result = run_with_artifact(workspace, fake_github)
+
+    assert result.code == 0, result.stdout
+    (warning,) = [a for a in result.annotations if a.startswith("::warning")]
+    assert warning.startswith("::warning title=No baseline::No baseline: artifact `eval-results` was refused")
+    assert why in warning and "Fix: upload the EvalRun files as plain files" in warning
+    assert "**No baseline:**" in result.summary and result.outputs["baseline-sha"] == ""
+    assert not list(workspace.parent.rglob("outside.jsonl"))
+    assert len(fake_github.thread()) == 1
+
+
+def test_a_token_without_actions_read_means_no_baseline_with_the_fix_and_the_step_does_not_fail(
+    workspace: Path, fake_github: FakeGitHub
+) -> None:
+    fake_github.merge_bases[(BASE, HEAD)] = MERGE_BASE
+    fake_github.add_run(MERGE_BASE, created_at=ago(1), artifacts={ARTIFACT: GOOD})
+    fake_github.faults.append(
+        Fault("GET", r"/repos/octo/evals/actions/.*", 403, times=10, message="Resource not accessible by integration")
+    )
+
+    result = run_with_artifact(workspace, fake_github)
+
+    assert result.code == 0 and "Traceback" not in result.stdout + result.stderr
+    (warning,) = [a for a in result.annotations if a.startswith("::warning")]
+    assert "GitHub refused listing the runs of workflow leaderboard.yml on main (HTTP 403: Resource not" in warning
+    assert "permissions: actions: read" in warning
+    assert "permissions: actions: read" in result.summary.replace("\\", "")
+    assert fake_github.storage_requests == [] and len(fake_github.thread()) == 1
+    assert (result.outputs["baseline-sha"], result.outputs["regressions"]) == ("", "0")
+
+
+def test_nothing_on_the_base_branch_means_no_baseline_saying_how_to_upload_it(
+    workspace: Path, fake_github: FakeGitHub
+) -> None:
+    fake_github.merge_bases[(BASE, HEAD)] = MERGE_BASE
+    fake_github.add_run(NEWER, created_at=ago(1), branch="other", artifacts={ARTIFACT: GOOD})
+
+    result = run_with_artifact(workspace, fake_github)
+
+    assert result.code == 0
+    (warning,) = [a for a in result.annotations if a.startswith("::warning")]
+    assert "no successful run of `leaderboard.yml` on `main` was found" in warning
+    assert "`actions/upload-artifact`" in warning and "`name: eval-results`" in warning
+
+
+def test_only_expired_artifacts_mean_no_baseline_that_says_they_expired(workspace: Path, fake_github) -> None:
+    fake_github.merge_bases[(BASE, HEAD)] = MERGE_BASE
+    fake_github.add_run(NEWER, created_at=ago(100), artifacts={ARTIFACT: GOOD}, expired=True)
+
+    result = run_with_artifact(workspace, fake_github)
+
+    assert result.code == 0
+    (warning,) = [a for a in result.annotations if a.startswith("::warning")]
+    assert "no unexpired artifact `eval-results` in the 1 most recent successful run(s)" in warning
+    assert "1 of them only expired ones" in warning and "retention-days" in warning
+
+
+def test_github_enterprise_server_is_reached_under_its_api_prefix(workspace: Path, fake_github) -> None:
+    fake_github.merge_bases[(BASE, HEAD)] = MERGE_BASE
+    fake_github.add_run(MERGE_BASE, created_at=ago(1), artifacts={ARTIFACT: GOOD})
+
+    result = run_with_artifact(
+        workspace, fake_github, api=f"{fake_github.url}/api/v3", GITHUB_SERVER_URL="https://ghe.example"
+    )
+
+    assert result.code == 0, result.stdout
+    assert result.outputs["baseline-sha"] == MERGE_BASE
+    assert f"(https://ghe.example/octo/evals/commit/{MERGE_BASE})" in result.summary
+    lookups = [r.path for r in fake_github.api_calls() if "/actions/" in r.path or "/compare/" in r.path]
+    assert len(lookups) == 4 and all(p.startswith("/api/v3/repos/octo/evals/") for p in lookups)
+    assert_storage_never_saw_the_token(fake_github)
+
+
+def test_on_workflow_run_the_pr_is_read_from_the_api_and_the_triggering_workflows_runs_are_searched(
+    workspace: Path, fake_github
+) -> None:
+    fake_github.add_pull(7, "main", BASE, HEAD)
+    fake_github.merge_bases[(BASE, HEAD)] = MERGE_BASE
+    run = fake_github.add_run(MERGE_BASE, created_at=ago(1), workflow="eval.yml", workflow_id=99,
+                              artifacts={ARTIFACT: GOOD})  # fmt: skip
+    payload = {"workflow_run": {"id": 1, "workflow_id": 99, "event": "pull_request", "pull_requests": []}}
+
+    result = run_with_artifact(
+        workspace, fake_github, event="workflow_run", payload=json.dumps(payload), pr_number="7",
+        GITHUB_WORKFLOW_REF="octo/evals/.github/workflows/comment.yml@refs/heads/main",
+    )  # fmt: skip
+
+    assert result.code == 0, result.stdout
+    assert f"run {run['id']}" in result.stdout and result.outputs["baseline-sha"] == MERGE_BASE
+    assert baseline_gets(fake_github)[:3] == ["/pulls/7", f"/compare/{BASE}...{HEAD}", "/actions/workflows/99/runs"]
+
+
+def test_baseline_files_are_loaded_from_the_workspace_without_a_request(workspace: Path, fake_github) -> None:
+    (workspace / "baseline").mkdir()
+    (workspace / "baseline" / "main.jsonl").write_text(EXAMPLE.read_text())
+
+    result = run_action(workspace, fake_github.url, baseline="baseline/*.jsonl")
+
+    assert result.code == 0, result.stdout
+    assert f"Baseline: {RECORDS} records from baseline/main.jsonl." in result.stdout
+    assert "### Baseline" in result.summary and result.outputs["baseline-sha"] == ""
+    assert baseline_gets(fake_github) == []
+
+
+def test_invalid_baseline_files_fail_the_step_like_invalid_runs_and_say_they_are_the_baseline(
+    workspace: Path, fake_github
+) -> None:
+    (workspace / "baseline").mkdir()
+    (workspace / "baseline" / "bad.jsonl").write_text(
+        '{"model_id": "m", "task_id": "t", "metric_name": "acc", "score": 1.5}\n'
+    )
+
+    result = run_action(workspace, fake_github.url, baseline="baseline/*.jsonl, baseline/missing.csv")
+
+    assert result.code == 1 and "Traceback" not in result.stdout + result.stderr
+    assert result.annotations == [
+        "::error file=baseline/bad.jsonl,line=1,title=Invalid EvalRun%3A score::baseline: 1.5 is outside [0, 1]; "
+        "normalise the metric to a fraction upstream",
+        "::error file=baseline/missing.csv,title=Invalid EvalRun::baseline: cannot read the file: "
+        "No such file or directory",
+    ]
+    assert "eval run rejected" in result.summary and "baseline: 1.5 is outside" in result.summary
+
+
+# --- in-process: resolve_baseline with the real PyGithub client against the fake ------------------
+
+
+def settings_for(fake: FakeGitHub, **env: str):
+    return parse_settings(
+        {
+            "INPUT_RUNS": "r.jsonl",
+            "INPUT_BASELINE-ARTIFACT": ARTIFACT,
+            "GITHUB_REPOSITORY": "octo/evals",
+            "GITHUB_API_URL": fake.url,
+            "GITHUB_EVENT_NAME": "pull_request",
+            "GITHUB_WORKFLOW_REF": "octo/evals/.github/workflows/leaderboard.yml@refs/pull/7/merge",
+            **env,
+        }
+    )
+
+
+def test_lookups_are_bounded_when_no_run_has_the_artifact(fake_github: FakeGitHub) -> None:
+    fake_github.merge_bases[(BASE, HEAD)] = MERGE_BASE
+    for i in range(40):
+        fake_github.add_run(f"{i:040x}", created_at=ago(1 + i), artifacts={"other": GOOD})
+    outcome = resolve_baseline(
+        settings_for(fake_github), make_client(TOKEN, fake_github.url), 7, datetime.now(UTC), payload=PAYLOAD
+    )
+    assert isinstance(outcome, NoBaseline)
+    assert f"in the {MAX_ARTIFACT_LOOKUPS} most recent successful run(s)" in outcome.reason
+    gets = baseline_gets(fake_github)
+    assert len(gets) == 3 + MAX_ARTIFACT_LOOKUPS  # compare, 2 run lists, the artifact lookups
+    assert all(r.query.get("per_page") in (["30"], ["10"], ["1"]) for r in fake_github.api_calls())
+
+
+def test_no_pull_request_or_no_token_is_no_baseline_without_a_request(fake_github: FakeGitHub) -> None:
+    settings = settings_for(fake_github)
+    now = datetime.now(UTC)
+    no_pr = resolve_baseline(settings, make_client(TOKEN, fake_github.url), None, now, payload={})
+    no_token = resolve_baseline(settings, None, 7, now, payload=PAYLOAD)
+    assert isinstance(no_pr, NoBaseline) and "not about a pull request" in no_pr.reason
+    assert isinstance(no_token, NoBaseline) and "github-token" in no_token.reason
+    assert fake_github.requests == []
+    assert resolve_baseline(settings_for(fake_github, **{"INPUT_BASELINE-ARTIFACT": ""}), None, 7, now) is None
+
+
+def test_an_unknown_merge_base_falls_back_to_the_newest_run_and_says_so(fake_github: FakeGitHub) -> None:
+    run = fake_github.add_run(NEWER, created_at=ago(2), artifacts={ARTIFACT: GOOD})  # compare answers 404
+    outcome = resolve_baseline(
+        settings_for(fake_github), make_client(TOKEN, fake_github.url), 7, datetime.now(UTC), payload=PAYLOAD
+    )
+    assert isinstance(outcome, Baseline) and outcome.run_id == run["id"] and outcome.is_merge_base is None
+    assert outcome.notes[0].startswith("merge-base unknown: GitHub found nothing for comparing")
+    assert len(outcome.runs) == RECORDS and outcome.files == ("results/mteb.jsonl",)
+    assert outcome.age_days is not None and 1.99 < outcome.age_days < 2.01
+
+
+def test_the_download_is_capped_while_streaming(fake_github: FakeGitHub, tmp_path: Path) -> None:
+    fake_github.add_run(NEWER, created_at=ago(1), artifacts={ARTIFACT: GOOD})
+    url = f"{fake_github.url}/storage/artifacts/{fake_github.artifacts[0]['id']}.zip?sig=x"
+    fetch_without_credentials(url, tmp_path / "ok.zip")
+    assert (tmp_path / "ok.zip").read_bytes() == GOOD
+    with pytest.raises(_Missing, match=r"is \d+ bytes, more than the 100 allowed"):  # as declared
+        fetch_without_credentials(url, tmp_path / "big.zip", limit=100)
+    fake_github.storage_without_length = True
+    with pytest.raises(_Missing, match="more than the 100 bytes allowed"):  # as counted while streaming
+        fetch_without_credentials(url, tmp_path / "big.zip", limit=100)
+    assert_storage_never_saw_the_token(fake_github)
+
+
+def test_the_storage_never_gets_a_netrc_password(
+    fake_github: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / ".netrc").write_text("machine 127.0.0.1 login user password netrc-secret\n")
+    (tmp_path / ".netrc").chmod(0o600)
+    monkeypatch.setenv("NETRC", str(tmp_path / ".netrc"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    fake_github.add_run(NEWER, created_at=ago(1), artifacts={ARTIFACT: GOOD})
+    fetch_without_credentials(
+        f"{fake_github.url}/storage/artifacts/{fake_github.artifacts[0]['id']}.zip?sig=x", tmp_path / "a.zip"
+    )
+    ((_, headers),) = fake_github.storage_requests
+    assert "Authorization" not in headers
+
+
+def test_the_workflow_file_comes_from_github_workflow_ref() -> None:
+    assert workflow_file("octo/evals/.github/workflows/eval.yml@refs/heads/main") == "eval.yml"
+    assert workflow_file("octo/evals/.github/workflows/a.b.yaml@refs/pull/7/merge") == "a.b.yaml"
+    assert workflow_file("") is None and workflow_file("octo/evals/dynamic/x@refs/heads/main") is None
+
+
+def test_ages_read_naturally() -> None:
+    assert [baseline_module.age_text(d) for d in (0.01, 0.5, 1, 1.04, 3.25, 20)] == [
+        "less than an hour old", "12 hours old", "1 day old", "1 day old", "3.2 days old", "20 days old",
+    ]  # fmt: skip
+
+
+def test_a_push_with_baseline_artifact_set_says_quietly_that_there_is_nothing_to_compare(
+    workspace: Path, fake_github
+) -> None:
+    result = run_action(
+        workspace, fake_github.url, event="push", payload={"ref": "refs/heads/main"}, baseline_artifact=ARTIFACT
+    )
+    assert result.code == 0 and fake_github.requests == []
+    assert "No baseline: this run is not about a pull request (event `push`)" in result.stdout
+    assert not [a for a in result.annotations if a.startswith("::warning")]
+
+
+def test_a_5xx_is_retried_as_the_comment_calls_are(fake_github: FakeGitHub) -> None:
+    fake_github.merge_bases[(BASE, HEAD)] = MERGE_BASE
+    fake_github.add_run(MERGE_BASE, created_at=ago(1), artifacts={ARTIFACT: GOOD})
+    fake_github.faults.append(Fault("GET", r".*/actions/workflows/.*/runs", 502, times=1))
+    outcome = resolve_baseline(
+        settings_for(fake_github), make_client(TOKEN, fake_github.url), 7, datetime.now(UTC), payload=PAYLOAD
+    )
+    assert isinstance(outcome, Baseline) and outcome.is_merge_base
+    assert sum(r.path.endswith("/runs") for r in fake_github.api_calls()) == 2
+
+
+def test_a_rate_limit_or_an_outage_is_no_baseline_that_says_to_re_run(fake_github: FakeGitHub) -> None:
+    fake_github.merge_bases[(BASE, HEAD)] = MERGE_BASE
+    fake_github.add_run(MERGE_BASE, created_at=ago(1), artifacts={ARTIFACT: GOOD})
+    reset = str(int(datetime.now(UTC).timestamp()) + 3600)
+    fake_github.faults.append(
+        Fault("GET", r".*/runs", 403, times=5, message="API rate limit exceeded",
+              headers={"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": reset})
+    )  # fmt: skip
+    client = make_client(TOKEN, fake_github.url)
+    limited = resolve_baseline(settings_for(fake_github), client, 7, datetime.now(UTC), payload=PAYLOAD)
+    assert isinstance(limited, NoBaseline) and "rate limit" in limited.reason and "re-run" in limited.fix
+    fake_github.faults[:] = [Fault("GET", r".*/artifacts", 503, times=10)]
+    down = resolve_baseline(settings_for(fake_github), client, 7, datetime.now(UTC), payload=PAYLOAD)
+    assert isinstance(down, NoBaseline) and "listing the artifacts of run" in down.reason and "re-run" in down.fix
+
+
+def test_no_lookup_call_starts_after_the_deadline(fake_github: FakeGitHub) -> None:
+    fake_github.merge_bases[(BASE, HEAD)] = MERGE_BASE
+    fake_github.add_run(MERGE_BASE, created_at=ago(1), artifacts={ARTIFACT: GOOD})
+    ticks = iter([0.0, 1.0, baseline_module.DEADLINE + 1])  # start, compare, then the run list: too late
+    outcome = resolve_baseline(
+        settings_for(fake_github), make_client(TOKEN, fake_github.url), 7, datetime.now(UTC), payload=PAYLOAD,
+        clock=lambda: next(ticks),
+    )  # fmt: skip
+    assert isinstance(outcome, NoBaseline) and "has not answered in time" in outcome.reason
+    assert [r.path.rsplit("/", 1)[-1] for r in fake_github.api_calls()] == [f"{BASE}...{HEAD}"]
+
+
+def test_a_storage_that_hangs_is_no_baseline_within_the_timeout(
+    fake_github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(baseline_module, "DOWNLOAD_TIMEOUT", (1.0, 0.3))
+    fake_github.merge_bases[(BASE, HEAD)] = MERGE_BASE
+    fake_github.add_run(MERGE_BASE, created_at=ago(1), artifacts={ARTIFACT: GOOD})
+    fake_github.faults.append(Fault("GET", r"/storage/.*", 200, delay=2.0, after=True))
+    outcome = resolve_baseline(
+        settings_for(fake_github), make_client(TOKEN, fake_github.url), 7, datetime.now(UTC), payload=PAYLOAD
+    )
+    assert isinstance(outcome, NoBaseline)
+    assert outcome.reason == "downloading the artifact from its storage failed (ReadTimeout)"
