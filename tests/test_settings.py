@@ -107,7 +107,8 @@ def test_pr_number_must_be_plain_ascii_digits(text: str) -> None:
 
 
 @pytest.mark.parametrize(("name", "text"), [("alpha", "0.0_5"), ("alpha", "٠.٠٥"), ("bootstrap_samples", "1_000"),
-                                            ("seed", "٣"), ("alpha", "infinity")])  # fmt: skip
+                                            ("seed", "٣"), ("alpha", "infinity"),
+                                            ("regression_tolerance", "0_1")])  # fmt: skip
 def test_numeric_inputs_are_plain_decimal_text(name: str, text: str) -> None:
     with pytest.raises(SettingsError) as caught:
         parse_settings(env(**{name: text}))
