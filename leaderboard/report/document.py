@@ -208,15 +208,17 @@ def problems_markdown(problems: Sequence[Problem], *, limit: int | None = MAX_PR
     return text
 
 
-def rejected_body(problems: Sequence[Problem], *, key: str, title: str, run_url: str | None) -> str:
-    """What the sticky comment says when the latest run's data was invalid (within the size limit)."""
+def rejected_body(
+    problems: Sequence[Problem], *, key: str, title: str, run_url: str | None, what: str = "in the EvalRun files"
+) -> str:
+    """What the sticky comment says when the latest run failed (``what``: where), within the size limit."""
     count = len(problems)
     shown = MAX_PROBLEMS_SHOWN
     while True:
         parts = [
             *_head(key, title),
             f"> [!CAUTION]\n> **The latest eval run was rejected**: {count} problem{'s' if count != 1 else ''} "
-            "in the EvalRun files. No leaderboard is shown until a run passes validation.",
+            f"{what}. No leaderboard is shown until a run succeeds.",
             problems_markdown(problems, limit=shown),
             *_run_link(run_url),
         ]
