@@ -9,7 +9,9 @@ from pathlib import Path
 
 from . import __version__
 from .formats import FORMAT_NAMES, ReadOptions, Session, load_summary
+from .limits import MAX_BOOTSTRAP_SAMPLES
 from .loading import load_runs
+from .numbers import parse_decimal, parse_integer
 from .report.json_report import write_json
 from .report.markdown import render_report
 from .statistics import CORRECTIONS, RANK_BY, analyse, min_resamples
@@ -17,30 +19,29 @@ from .validation import InvalidEvalRuns
 
 
 def _alpha(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    value = parse_decimal(text)
+    if value is None:
+        raise argparse.ArgumentTypeError(f"not a plain decimal number: {text!r}")
     if not 0.0 < value < 1.0:
         raise argparse.ArgumentTypeError(f"must be between 0 and 1 (exclusive), got {text}")
     return value
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")
+def _samples(text: str) -> int:
+    value = parse_integer(text)
+    if value is None:
+        raise argparse.ArgumentTypeError(f"not a plain integer: {text!r}")
+    # The action's bound: beyond it the resamples alone outgrow a runner's memory.
+    if not 1 <= value <= MAX_BOOTSTRAP_SAMPLES:
+        raise argparse.ArgumentTypeError(f"must be an integer from 1 to {MAX_BOOTSTRAP_SAMPLES}, got {text}")
     return value
 
 
-def _int(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+def _seed(text: str) -> int:
+    value = parse_integer(text)
+    if value is None or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}")
+    return value
 
 
 def parser() -> argparse.ArgumentParser:
@@ -54,9 +55,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--json", metavar="PATH", type=Path, help="also write the JSON report here")
     p.add_argument("--alpha", type=_alpha, default=0.05, help="1 - confidence level (default 0.05: 95%% CIs)")
     p.add_argument(
-        "--b", type=_positive_int, default=500, help="bootstrap resamples (default 500; at least 20 / alpha)"
+        "--b",
+        type=_samples,
+        default=500,
+        help=f"bootstrap resamples, at least 20 / alpha and at most {MAX_BOOTSTRAP_SAMPLES} (default 500)",
     )
-    p.add_argument("--seed", type=_int, default=0, help="random seed (default 0)")
+    p.add_argument("--seed", type=_seed, default=0, help="random seed, a non-negative integer (default 0)")
     p.add_argument("--rank-by", choices=RANK_BY, default="mean", help="ranking (default mean)")
     p.add_argument(
         "--correction",
@@ -80,6 +84,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"--b must be at least {min_resamples(args.alpha)} at --alpha {args.alpha:g} "
             f"(20 / alpha: 10 resamples beyond each end of the interval), got {args.b}"
         )
+    try:
+        return _run(args)
+    except Exception as exc:  # the last line of defence: one line, never a traceback
+        print(f"leaderboard: failed unexpectedly: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+
+
+def _run(args: argparse.Namespace) -> int:
     session = Session(ReadOptions(args.format, args.metric or None, args.filter or None))
     try:
         runs = load_runs(args.files, session=session)

@@ -498,9 +498,9 @@ class PairTable(Sequence[PairwiseDiff]):
 
 TEST_WORDS = ("no test", "exact test", "exact McNemar test", "Monte Carlo test", "normal-approximation test")
 
-# Values per pair chunk (~64 MiB of float64): a chunk's resampled differences and its
+# Values per pair chunk (~32 MiB of float64): a chunk's resampled differences and its
 # per-task differences; memory stays bounded whatever the number of pairs.
-_PAIR_CHUNK_ELEMENTS = 1 << 23
+_PAIR_CHUNK_ELEMENTS = 1 << 22
 
 
 def _listed_pairs(order: Sequence[int], means: FloatArray, model_ids: Sequence[str]) -> tuple[NDArray[np.int32], ...]:

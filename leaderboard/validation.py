@@ -7,11 +7,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .limits import MAX_ID_LENGTH
 from .records import EvalRun, Source
 
 REQUIRED_FIELDS = ("model_id", "task_id", "metric_name", "score")
 OPTIONAL_FIELDS = ("category", "weight")
 FIELDS = REQUIRED_FIELDS + OPTIONAL_FIELDS
+# The fields that group records (a row, a column, a category mean): a stray space would split a group.
+KEY_FIELDS = ("model_id", "task_id", "category")
 
 
 def printable(text: str) -> str:
@@ -72,6 +75,36 @@ def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def _float(value: float) -> float | None:
+    """``float(value)``, or None for an integer too large for a float (it would raise OverflowError)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return None
+
+
+def shown(value: object, width: int = 60) -> str:
+    """``repr(value)`` cut to ``width`` characters; an integer too long to print is described instead."""
+    try:
+        text = repr(value)
+    except ValueError:  # int beyond sys.get_int_max_str_digits()
+        return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"  # type: ignore[attr-defined]
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _string_problem(name: str, value: str) -> str | None:
+    if len(value) > MAX_ID_LENGTH:
+        return f"is {len(value):,} characters long; at most {MAX_ID_LENGTH} are allowed (starts {shown(value[:40])})"
+    if not value.strip():
+        return "must be a non-empty string" if name != "category" else "must be a non-empty string when given"
+    if name in KEY_FIELDS and value != value.strip():
+        return (
+            f"{shown(value)} has leading or trailing whitespace: ids are compared as written, "
+            "so remove it upstream (it is not stripped silently)"
+        )
+    return None
+
+
 def check_fields(record: Mapping[str, object], where: Mapping[str, Any]) -> list[Problem]:
     """Type and range checks of one record's fields, as read from a file or built in code."""
     problems: list[Problem] = []
@@ -79,44 +112,44 @@ def check_fields(record: Mapping[str, object], where: Mapping[str, Any]) -> list
     def bad(name: str, message: str) -> None:
         problems.append(Problem(message=message, field=name, **where))
 
-    for name in ("model_id", "task_id", "metric_name"):
+    for name in ("model_id", "task_id", "metric_name", "category"):
         if name not in record:
-            bad(name, "missing required field")
+            if name != "category":
+                bad(name, "missing required field")
             continue
         value = record[name]
         if not isinstance(value, str):
-            bad(name, f"must be a string, got {type(value).__name__} {value!r:.60}")
-        elif not value.strip():
-            bad(name, "must be a non-empty string")
+            bad(name, f"must be a string, got {type(value).__name__} {shown(value)}")
+        elif (message := _string_problem(name, value)) is not None:
+            bad(name, message)
     if "score" not in record:
         bad("score", "missing required field")
     else:
         score = record["score"]
+        value = _float(score) if _is_number(score) else None  # type: ignore[arg-type]
         if not _is_number(score):
-            bad("score", f"must be a number, got {type(score).__name__} {score!r:.60}")
-        elif not math.isfinite(float(score)):  # type: ignore[arg-type]
+            bad("score", f"must be a number, got {type(score).__name__} {shown(score)}")
+        elif value is None:
+            bad("score", f"{shown(score)} is outside [0, 1]; normalise the metric to a fraction upstream")
+        elif not math.isfinite(value):
             bad("score", f"must be finite, got {score!r}")
-        elif not 0.0 <= float(score) <= 1.0:  # type: ignore[arg-type]
-            bad("score", f"{score!r} is outside [0, 1]; normalise the metric to a fraction upstream")
-    if "category" in record:
-        category = record["category"]
-        if not isinstance(category, str):
-            bad("category", f"must be a string, got {type(category).__name__} {category!r:.60}")
-        elif not category.strip():
-            bad("category", "must be a non-empty string when given")
+        elif not 0.0 <= value <= 1.0:
+            bad("score", f"{shown(score)} is outside [0, 1]; normalise the metric to a fraction upstream")
     if "weight" in record:
         weight = record["weight"]
+        value = _float(weight) if _is_number(weight) else None  # type: ignore[arg-type]
         if not _is_number(weight):
-            bad("weight", f"must be a number, got {type(weight).__name__} {weight!r:.60}")
-        elif not math.isfinite(float(weight)) or float(weight) <= 0:  # type: ignore[arg-type]
-            bad("weight", f"must be a finite positive number, got {weight!r}")
+            bad("weight", f"must be a number, got {type(weight).__name__} {shown(weight)}")
+        elif value is None or not math.isfinite(value) or value <= 0:
+            bad("weight", f"must be a finite positive number, got {shown(weight)}")
     return problems
 
 
 def duplicate_problem(model_id: str, task_id: str, first: str, where: Mapping[str, Any]) -> Problem:
     """The same (model, task) twice would count a task twice: the one message for it, naming both places."""
     return Problem(
-        message=f"duplicate (model_id, task_id) = ({model_id!r}, {task_id!r}); first seen at {printable(first)}",
+        message=f"duplicate (model_id, task_id) = ({shown(model_id, 200)}, {shown(task_id, 200)}); "
+        f"first seen at {printable(first)}",
         field="task_id",
         **where,
     )

@@ -11,6 +11,7 @@ import json
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -33,6 +34,7 @@ class Fault:
     message: str = "Server Error"
     after: bool = False
     delay: float = 0.0  # seconds to hang before answering
+    on_hit: Callable[[], None] | None = None  # what else happens meanwhile (a comment deleted by someone)
 
 
 @dataclass
@@ -219,6 +221,8 @@ class FakeGitHub:
                     )
                     if fault is not None:
                         fault.times -= 1
+                        if fault.on_hit is not None:
+                            fault.on_hit()
                 if fault is not None and fault.delay:
                     time.sleep(fault.delay)  # outside the lock: other requests go on
                 with fake._lock:

@@ -210,14 +210,15 @@ def test_a_path_outside_the_workspace_is_refused(workspace: Path, fake_github) -
 
 
 def test_an_unexpected_failure_is_one_error_line_and_a_traceback_only_when_debugging(
-    workspace: Path, fake_github
+    workspace: Path, fake_github, tmp_path: Path
 ) -> None:
-    (workspace / ".leaderboard").write_text("a file where the output directory should go")
-    quiet = run_action(workspace, fake_github.url)
+    not_a_file = tmp_path / "summary-is-a-directory"
+    not_a_file.mkdir()
+    quiet = run_action(workspace, fake_github.url, GITHUB_STEP_SUMMARY=str(not_a_file))
     assert quiet.code == 1 and "Traceback" not in quiet.stdout + quiet.stderr
     (error,) = [a for a in quiet.annotations if a.startswith("::error")]
-    assert "failed unexpectedly" in error
-    loud = run_action(workspace, fake_github.url, RUNNER_DEBUG="1")
+    assert "failed unexpectedly: IsADirectoryError" in error
+    loud = run_action(workspace, fake_github.url, GITHUB_STEP_SUMMARY=str(not_a_file), RUNNER_DEBUG="1")
     assert loud.code == 1 and "Traceback" in loud.stderr
 
 
@@ -273,7 +274,7 @@ def test_two_comment_keys_keep_two_comments(workspace: Path, fake_github) -> Non
     assert run_action(workspace, fake_github.url, comment_key="gpu/a100").code == 0
     bodies = [c["body"].split("\n", 1)[0] for c in fake_github.thread()]
     assert bodies == [marker("cpu"), marker("gpu/a100")]
-    assert (workspace / ".leaderboard" / "gpu-a100" / "report.json").is_file()
+    assert (workspace / ".leaderboard" / "gpu+a100" / "report.json").is_file()
 
 
 def test_an_lm_eval_output_folder_is_read_as_it_is_and_the_read_is_reported(tmp_path: Path, fake_github) -> None:

@@ -73,3 +73,31 @@ def test_reads_a_harness_output_with_the_format_and_metric_options_and_reports_t
 def test_an_unknown_format_is_a_usage_error() -> None:
     done = cli(str(EXAMPLE), "--format", "yaml")
     assert done.returncode == 2 and "--format" in done.stderr
+
+
+def test_the_bootstrap_bound_is_the_actions_and_a_usage_error() -> None:
+    done = cli(str(EXAMPLE), "--b", "1000000000")
+    assert done.returncode == 2 and "must be an integer from 1 to 100000" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_deeply_nested_json_is_a_problem_at_its_line_not_a_traceback(tmp_path: Path) -> None:
+    bad = tmp_path / "deep.json"
+    bad.write_text("[" * 100_000 + "]" * 100_000)
+    done = cli(str(bad))
+    assert done.returncode == 1 and f"{bad}:1: invalid JSON: nested too deeply" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_400_digit_score_is_a_problem_at_its_line_not_a_traceback(tmp_path: Path) -> None:
+    bad = tmp_path / "big.jsonl"
+    bad.write_text('{"model_id": "m", "task_id": "t", "metric_name": "a", "score": 1' + "0" * 399 + "}\n")
+    done = cli(str(bad))
+    assert done.returncode == 1 and f"{bad}:1: score:" in done.stderr and "outside [0, 1]" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_option_numbers_are_plain_decimal_text() -> None:
+    for option, text in (("--alpha", "0.0_5"), ("--b", "1_0"), ("--seed", "٣")):
+        done = cli(str(EXAMPLE), option, text)
+        assert done.returncode == 2 and option in done.stderr, (option, done.stderr)

@@ -7,7 +7,13 @@ import time
 import pytest
 from fakegithub import BOT, Fault
 
-from leaderboard.action.github_api import CommentRefused, CommentThread, GitHubUnavailable, make_client
+from leaderboard.action.github_api import (
+    CommentRefused,
+    CommentThread,
+    GitHubUnavailable,
+    TokenRejected,
+    make_client,
+)
 from leaderboard.report.document import marker
 
 REPO, PR, KEY = "octo/evals", 7, "leaderboard"
@@ -169,13 +175,51 @@ def test_writes_are_a_second_apart(fake_github) -> None:
     assert len(fake_github.writes()) == 3 and t.waits == [1.0, 1.0]
 
 
-@pytest.mark.parametrize("status", [401, 403, 404])
+@pytest.mark.parametrize("status", [403, 404])
 def test_a_refused_write_is_a_refusal_not_a_crash(fake_github, status: int) -> None:
     fake_github.faults.append(
         Fault("POST", rf"/repos/{REPO}/issues/{PR}/comments", status, message="Resource not accessible by integration")
     )
     with pytest.raises(CommentRefused, match=f"HTTP {status}"):
         thread(fake_github).upsert(BODY)
+
+
+def test_bad_credentials_are_a_rejected_token_not_a_permission_problem(fake_github) -> None:
+    with pytest.raises(TokenRejected, match="HTTP 401: Bad credentials"):
+        thread(fake_github, token="revoked-token").upsert(BODY)
+    assert fake_github.writes() == []
+
+
+def test_a_comment_deleted_between_listing_and_editing_is_created_again_once(fake_github) -> None:
+    old = fake_github.add_comment(REPO, PR, marker(KEY) + "\nold table\n")
+    deleted = fake_github.comments[(REPO, PR)].clear  # by someone, after the action listed it
+    fake_github.faults.append(
+        Fault("PATCH", rf"/repos/{REPO}/issues/comments/{old['id']}", 404, message="Not Found", on_hit=deleted)
+    )
+    outcome = thread(fake_github).upsert(BODY)
+    assert outcome.action == "recreated"
+    (comment,) = fake_github.thread()
+    assert comment["body"] == BODY and comment["id"] == outcome.comment_id != old["id"]
+    assert fake_github.writes() == [
+        f"PATCH /repos/{REPO}/issues/comments/{old['id']}",
+        f"POST /repos/{REPO}/issues/{PR}/comments",
+    ]
+
+
+def test_a_rejection_notice_for_a_comment_deleted_meanwhile_creates_nothing(fake_github) -> None:
+    old = fake_github.add_comment(REPO, PR, marker(KEY) + "\nold table\n")
+    fake_github.faults.append(Fault("PATCH", rf"/repos/{REPO}/issues/comments/{old['id']}", 404, message="Not Found"))
+    assert thread(fake_github).replace_existing(BODY).action == "absent"
+    assert [w.split()[0] for w in fake_github.writes()] == ["PATCH"]
+
+
+def test_a_duplicate_already_deleted_by_someone_else_is_not_an_error(fake_github) -> None:
+    fake_github.add_comment(REPO, PR, marker(KEY) + "\nfirst\n")
+    extra = fake_github.add_comment(REPO, PR, marker(KEY) + "\nsecond\n")
+    fake_github.faults.append(
+        Fault("DELETE", rf"/repos/{REPO}/issues/comments/{extra['id']}", 404, message="Not Found")
+    )
+    assert thread(fake_github).upsert(BODY).action == "updated"
 
 
 def test_a_body_over_the_limit_is_rejected_by_github_with_422(fake_github) -> None:

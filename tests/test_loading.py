@@ -115,14 +115,14 @@ def test_a_truncated_jsonl_line_is_an_error(tmp_path: Path) -> None:
     assert problem.startswith(f"{f}:2: invalid JSON")
 
 
-def test_non_utf8_is_an_error_naming_the_file(tmp_path: Path) -> None:
+def test_non_utf8_is_an_error_naming_the_file_and_line(tmp_path: Path) -> None:
     f = write(
         tmp_path / "r.jsonl",
         json.dumps({**RECORD, "model_id": "modèle"}, ensure_ascii=False) + "\n",
         encoding="latin-1",
     )
     (problem,) = problems_of([str(f)])
-    assert problem.startswith(f"{f}: not UTF-8")
+    assert problem.startswith(f"{f}:1: not UTF-8")
 
 
 @pytest.mark.parametrize(

@@ -129,6 +129,19 @@ def test_titles_are_inert_text() -> None:
     assert "@team" not in html  # a zero-width space keeps GitHub from making a mention
 
 
+def test_cross_references_in_a_title_are_broken_by_a_zero_width_space() -> None:
+    html = gfm(md_text("Fixes #123, org/repo#5 and GH-9; see https://github.com/o/r/issues/5"))
+    text = html.replace("\u200b", "|")  # where a zero-width space stands
+    assert "#|123" in text and "repo#|5" in text and "GH|-9" in text and "https:|//" in text
+    assert not re.search(r"#[0-9]|GH-[0-9]|://", html)
+
+
+def test_cross_references_in_ids_and_categories_stay_inside_code_spans() -> None:
+    board = analyse([run("fixes #12", "t", 0.9, "org/repo#5"), run("GH-7", "t", 0.1, "org/repo#5")])
+    outside = cells_outside_code(gfm(render_report(board)))
+    assert not re.search(r"#[0-9]|GH-[0-9]", outside)
+
+
 def test_empty_input_renders_a_message() -> None:
     assert "nothing to rank" in render_report(analyse([]))
 

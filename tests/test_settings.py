@@ -109,6 +109,30 @@ def test_format_metric_and_filter_become_the_read_options() -> None:
     assert (default.format, default.metric, default.filter) == ("auto", None, None)
 
 
+@pytest.mark.parametrize("text", ["1_0", "١٠", "７", "0x7", "1e1"])
+def test_pr_number_must_be_plain_ascii_digits(text: str) -> None:
+    with pytest.raises(SettingsError) as caught:
+        parse_settings(env(pr_number=text))
+    assert caught.value.problems == [f"input 'pr-number' must be a positive integer (or empty), got {text!r}"]
+
+
+@pytest.mark.parametrize(("name", "text"), [("alpha", "0.0_5"), ("alpha", "٠.٠٥"), ("bootstrap_samples", "1_000"),
+                                            ("seed", "٣"), ("alpha", "infinity"),
+                                            ("regression_tolerance", "0_1")])  # fmt: skip
+def test_numeric_inputs_are_plain_decimal_text(name: str, text: str) -> None:
+    with pytest.raises(SettingsError) as caught:
+        parse_settings(env(**{name: text}))
+    (problem,) = caught.value.problems
+    assert problem.startswith(f"input '{name.replace('_', '-')}' must be")
+
+
+def test_a_token_with_characters_no_token_has_is_an_input_error_that_does_not_echo_it() -> None:
+    with pytest.raises(SettingsError) as caught:
+        parse_settings(env(github_token="ghp_tökén"))
+    (problem,) = caught.value.problems
+    assert problem.startswith("input 'github-token' holds characters") and "tökén" not in problem
+
+
 def test_the_baseline_and_gate_inputs_default_to_off() -> None:
     s = parse_settings({"INPUT_RUNS": "a.jsonl"})
     assert (s.baseline, s.baseline_artifact, s.fail_on_regression, s.regression_tolerance) == ((), "", False, 0.0)

@@ -37,11 +37,15 @@ MAX_WAIT = 20.0  # longest wait between our own create attempts (never past the 
 
 
 class CommentRefused(Exception):
-    """GitHub refused access (401/403/404): typically a read-only token on a fork's PR."""
+    """GitHub refused access (403/404): typically a read-only token on a fork's PR, or no such PR."""
 
     def __init__(self, status: int, message: str) -> None:
         super().__init__(f"HTTP {status}: {message}")
         self.status = status
+
+
+class TokenRejected(Exception):
+    """GitHub does not accept the token at all (401 Bad credentials): no permission would help."""
 
 
 class GitHubUnavailable(Exception):
@@ -50,7 +54,7 @@ class GitHubUnavailable(Exception):
 
 @dataclass(frozen=True)
 class CommentOutcome:
-    action: str  # "created", "updated", "unchanged", or "absent" (nothing to update)
+    action: str  # "created", "updated", "recreated" (deleted meanwhile), "unchanged", or "absent" (nothing to update)
     comment_id: int | None = None
     url: str | None = None
     duplicates_deleted: int = 0
@@ -106,8 +110,10 @@ def _rate_limit_wait(exc: GithubException) -> float | None:
     return None
 
 
-def _refusal(exc: GithubException) -> CommentRefused | None:
-    if exc.status in (401, 403, 404) and _rate_limit_wait(exc) is None:
+def _refusal(exc: GithubException) -> CommentRefused | TokenRejected | None:
+    if exc.status == 401:
+        return TokenRejected(f"HTTP 401: {_message(exc)}")
+    if exc.status in (403, 404) and _rate_limit_wait(exc) is None:
         return CommentRefused(exc.status, _message(exc))
     return None
 
@@ -214,26 +220,44 @@ class CommentThread:
     def _dedupe(self, mine: list[IssueComment]) -> int:
         """A race left several: keep the oldest, delete the rest (ours alone)."""
         for extra in mine[1:]:
-            self._write(f"deleting duplicate comment {extra.id}", extra.delete)
+            try:
+                self._write(f"deleting duplicate comment {extra.id}", extra.delete)
+            except CommentRefused as exc:
+                if exc.status != 404:  # 404: someone deleted it first, which is what we wanted
+                    raise
         return len(mine) - 1
 
     def upsert(self, body: str) -> CommentOutcome:
         """Edit this key's comment, or create it; send nothing when the content is unchanged."""
         mine = self.own_comments()
-        return self._update(mine, body) if mine else self._create(body)
+        return self._update(mine, body, recreate=True) if mine else self._create(body)
 
     def replace_existing(self, body: str) -> CommentOutcome:
         """Overwrite this key's comment if there is one; never create one."""
         mine = self.own_comments()
         return self._update(mine, body) if mine else CommentOutcome("absent")
 
-    def _update(self, mine: list[IssueComment], body: str, action: str = "updated") -> CommentOutcome:
-        """Keep the oldest of our comments (deleting any others) and make it say ``body``."""
+    def _update(
+        self, mine: list[IssueComment], body: str, action: str = "updated", *, recreate: bool = False
+    ) -> CommentOutcome:
+        """Keep the oldest of our comments (deleting any others) and make it say ``body``.
+
+        A 404 on the edit means the comment was deleted since it was listed: with
+        ``recreate`` it is created again, once; otherwise there is nothing left to update.
+        """
         deleted = self._dedupe(mine)
         keep = mine[0]
         if same_content(keep.body or "", body):
             return CommentOutcome("unchanged" if action == "updated" else action, keep.id, keep.html_url, deleted)
-        self._write(f"editing comment {keep.id}", partial(keep.edit, body))
+        try:
+            self._write(f"editing comment {keep.id}", partial(keep.edit, body))
+        except CommentRefused as exc:
+            if exc.status != 404:
+                raise
+            if not recreate:
+                return CommentOutcome("absent", duplicates_deleted=deleted)
+            created = self._create(body)
+            return CommentOutcome("recreated", created.comment_id, created.url, deleted)
         return CommentOutcome(action, keep.id, keep.html_url, deleted)
 
     def _create(self, body: str) -> CommentOutcome:

@@ -14,6 +14,7 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
@@ -36,7 +37,15 @@ from ..statistics import Leaderboard, analyse
 from ..validation import InvalidEvalRuns, Problem
 from .baseline import Baseline, NoBaseline, describe, describe_markdown, resolve_baseline
 from .event import pull_request_number
-from .github_api import CommentOutcome, CommentRefused, CommentThread, GitHubUnavailable, make_client
+from .github_api import (
+    CommentOutcome,
+    CommentRefused,
+    CommentThread,
+    GitHubUnavailable,
+    TokenRejected,
+    make_client,
+)
+from .outputs import OutputRefused, key_directory, write_inside
 from .settings import Settings, SettingsError, parse_settings
 from .workflow import add_mask, annotate, append_summary, commands_stopped, set_outputs
 
@@ -50,6 +59,15 @@ REFUSED_HELP = (
     "token whatever the workflow asks: run this action from a separate `workflow_run` workflow with "
     "`pr-number` set (see the README's fork recipe). The leaderboard is in this job's summary."
 )
+NOT_FOUND_HELP = (
+    "GitHub found no pull request #{number} in {repository} for this token ({reason}): check `pr-number` "
+    "if it is set, and that the token can see the repository. No comment was written."
+)
+TOKEN_HELP = (
+    "GitHub does not accept the token ({reason}): check the `github-token` input (an expired or revoked "
+    "token, or a secret that is not set). No comment was written{stale}."
+)
+STALE = "; a leaderboard comment already on the PR, if any, still shows an earlier run"
 
 
 def main(environ: Mapping[str, str] | None = None, *, client_factory: ClientFactory = make_client) -> int:
@@ -111,18 +129,29 @@ def _run(env: Mapping[str, str], client_factory: ClientFactory) -> int:
         for problem in exc.problems:
             annotate("error", problem, title="Invalid input")
         return 1
-
-    session = Session(settings.read_options)
+    # From here on every failure, expected or not, ends the same way: the problems annotated
+    # and the PR's leaderboard comment (if any) turned into a notice, so that no reviewer
+    # reads a stale table as the result of this run.
     try:
-        runs = load_runs(settings.runs, root=settings.workspace, session=session)
+        return _leaderboard(settings, client_factory)
     except InvalidEvalRuns as exc:
         return _reject(settings, exc.problems, client_factory)
-    read_note = load_summary(session.report())
-    try:  # issue 9: the baseline, before any computing
-        baseline = _baseline(settings, client_factory)
-    except InvalidEvalRuns as exc:  # `baseline` files with problems: reported like `runs`
-        return _reject(settings, exc.problems, client_factory)
+    except OutputRefused as exc:
+        refused = Problem(message=exc.reason, file=exc.path)
+        return _reject(settings, [refused], client_factory, what="writing the output files")
+    except Exception as exc:  # MemoryError, RecursionError, a bug: still never a stale leaderboard
+        if settings.debug:
+            traceback.print_exc()
+        failure = Problem(message=f"leaderboard-action failed unexpectedly: {type(exc).__name__}: {exc}")
+        return _reject(settings, [failure], client_factory, what="making the leaderboard (not in the data)")
 
+
+def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
+    session = Session(settings.read_options)
+    runs = load_runs(settings.runs, root=settings.workspace, session=session)
+    read_note = load_summary(session.report())
+    # Issue 9: the baseline, before any computing; its files' problems are reported like `runs`.
+    baseline = _baseline(settings, client_factory)
     board = analyse(
         runs,
         b=settings.bootstrap_samples,
@@ -161,7 +190,7 @@ def _run(env: Mapping[str, str], client_factory: ClientFactory) -> int:
         print("comment: off — no PR comment written.")
     else:
         body = comment_body(board, key=settings.comment_key, title=settings.title, run_url=settings.run_url).text
-        outcome, status = _publish(settings, number, client_factory, lambda t: t.upsert(body))
+        outcome, status = _publish(settings, number, client_factory, lambda t: t.upsert(body), stale=STALE)
         if outcome is not None and outcome.comment_id is not None:
             outputs["comment-id"] = str(outcome.comment_id)
             outputs["comment-url"] = outcome.url or ""
@@ -170,16 +199,15 @@ def _run(env: Mapping[str, str], client_factory: ClientFactory) -> int:
 
 
 def _write_files(settings: Settings, board: Leaderboard) -> tuple[str, str]:
-    """The JSON report and the full markdown, under the workspace.
+    """The JSON report and the full markdown, under the workspace and never through a link.
 
     The paths returned are relative to the workspace: the container sees it at
     /github/workspace, later steps on the runner elsewhere, and both resolve these.
     """
-    out_dir = Path(settings.workspace) / OUTPUT_DIR / settings.comment_key.replace("/", "-")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "report.json").write_text(render_json(board), encoding="utf-8")
-    (out_dir / "leaderboard.md").write_text(full_markdown(board, title=settings.title), encoding="utf-8")
-    relative = out_dir.relative_to(settings.workspace).as_posix()
+    directories = (OUTPUT_DIR, key_directory(settings.comment_key))
+    files = {"report.json": render_json(board), "leaderboard.md": full_markdown(board, title=settings.title)}
+    write_inside(settings.workspace, directories, files)
+    relative = "/".join(directories)
     return f"{relative}/report.json", f"{relative}/leaderboard.md"
 
 
@@ -188,7 +216,7 @@ def _pull_request(settings: Settings) -> int | None:
     if settings.event_path:
         try:
             payload = json.loads(Path(settings.event_path).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:
             annotate("warning", f"cannot read the event payload {settings.event_path}: {exc}", title="Event")
     return pull_request_number(settings.event_name, payload if isinstance(payload, dict) else {}, settings.pr_number)
 
@@ -198,8 +226,13 @@ def _publish(
     number: int,
     client_factory: ClientFactory,
     act: Callable[[CommentThread], CommentOutcome],
+    *,
+    stale: str,
 ) -> tuple[CommentOutcome | None, int]:
-    """Do ``act`` on the PR's comment thread; (outcome, exit status)."""
+    """Do ``act`` on the PR's comment thread; (outcome, exit status).
+
+    ``stale`` ends the message of a failure that leaves the comment as it was.
+    """
     if not settings.github_token:
         annotate("warning", "input 'github-token' is empty: no PR comment written.", title="Leaderboard comment")
         return None, 0
@@ -214,49 +247,82 @@ def _publish(
             settings.comment_key,
         )
         outcome = act(thread)
+    except TokenRejected as exc:
+        annotate("error", TOKEN_HELP.format(reason=str(exc), stale=stale), title="Leaderboard comment not written")
+        return None, 1
     except CommentRefused as exc:
+        if exc.status == 404:
+            help_text = NOT_FOUND_HELP.format(number=number, repository=settings.repository, reason=str(exc))
+            annotate("error", help_text, title="Leaderboard comment not written")
+            return None, 1
         annotate("warning", REFUSED_HELP.format(reason=str(exc)), title="Leaderboard comment not written")
         return None, 0
     except GitHubUnavailable as exc:
-        annotate("error", f"could not update the PR comment: {exc}", title="GitHub API")
+        annotate("error", f"could not update the PR comment: {exc}{stale}.", title="GitHub API")
         return None, 1
-    what = {"created": "Created", "updated": "Updated", "unchanged": "Unchanged", "absent": "No"}[outcome.action]
+    what = {
+        "created": "Created",
+        "updated": "Updated",
+        "recreated": "Re-created",
+        "unchanged": "Unchanged",
+        "absent": "No",
+    }[outcome.action]
     print(f"{what} leaderboard comment{f' {outcome.url}' if outcome.url else ''} on PR {number}.")
+    if outcome.action == "recreated":
+        print("The leaderboard comment was deleted while this run updated it, so it was posted again.")
     if outcome.duplicates_deleted:
         print(f"Deleted {outcome.duplicates_deleted} duplicate leaderboard comment(s) of this action.")
     return outcome, 0
 
 
-def _reject(settings: Settings, problems: Sequence[Problem], client_factory: ClientFactory) -> int:
-    """Invalid EvalRun data: an annotation per problem, the list in log and summary, exit 1."""
+def _reject(
+    settings: Settings,
+    problems: Sequence[Problem],
+    client_factory: ClientFactory,
+    *,
+    what: str = "in the EvalRun files",
+) -> int:
+    """A failed run: an annotation per problem, the list in log and summary, the comment a notice, exit 1."""
+    if settings.github_token:  # an error's text may echo the token; the comment and summary must not
+        secret = settings.github_token
+        problems = [replace(p, message=p.message.replace(secret, "***")) for p in problems]
     for p in problems:
-        annotate(
-            "error", p.message, file=p.file, line=p.line, title=f"Invalid EvalRun{f': {p.field}' if p.field else ''}"
-        )
-    print(f"{len(problems)} problem(s) in the EvalRun files:")
+        title = "Invalid EvalRun" if what == "in the EvalRun files" else "Leaderboard not made"
+        annotate("error", p.message, file=p.file, line=p.line, title=f"{title}{f': {p.field}' if p.field else ''}")
+    print(f"{len(problems)} problem(s) {what}:")
     with commands_stopped(settings.on_runner):
         for p in problems:
             print(f"  {p}")
     shown = problems[:MAX_SUMMARY_PROBLEMS]
     heading = md_text(settings.title or "Leaderboard")
-    summary = (
-        f"## {heading}: eval run rejected\n\n{len(problems)} problem(s) in the EvalRun files.\n\n"
-        + problems_markdown(shown, limit=None)
+    summary = f"## {heading}: eval run rejected\n\n{len(problems)} problem(s) {what}.\n\n" + problems_markdown(
+        shown, limit=None
     )
     if len(summary.encode()) > SUMMARY_LIMIT - 1024:
         summary = summary.encode()[: SUMMARY_LIMIT - 1024].decode("utf-8", "ignore").rsplit("\n", 1)[0]
         summary += "\n\n…the full list is in the step log."
-    append_summary(settings.summary_path, summary)
+    # The files may be what failed: a second failure must not stop the comment from being replaced.
+    _best_effort("writing the job summary", lambda: append_summary(settings.summary_path, summary))
 
     number = _pull_request(settings)
     outputs = {"comment-id": "", "comment-url": ""}
     if number is not None and settings.comment == "update":
-        body = rejected_body(problems, key=settings.comment_key, title=settings.title, run_url=settings.run_url)
-        outcome, _ = _publish(settings, number, client_factory, lambda t: t.replace_existing(body))
+        body = rejected_body(
+            problems, key=settings.comment_key, title=settings.title, run_url=settings.run_url, what=what
+        )
+        stale = "; a leaderboard comment already on the PR, if any, was left as it was and is now stale"
+        outcome, _ = _publish(settings, number, client_factory, lambda t: t.replace_existing(body), stale=stale)
         if outcome is not None and outcome.comment_id is not None:
             outputs = {"comment-id": str(outcome.comment_id), "comment-url": outcome.url or ""}
-    set_outputs(settings.output_path, outputs)
+    _best_effort("writing the step outputs", lambda: set_outputs(settings.output_path, outputs))
     return 1
+
+
+def _best_effort(what: str, act: Callable[[], object]) -> None:
+    try:
+        act()
+    except Exception as exc:
+        annotate("warning", f"{what} failed: {type(exc).__name__}: {exc}", title="Leaderboard")
 
 
 # --- Issue 9: the baseline ------------------------------------------------------------------------

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from typing import Literal, TypeVar
 
 from ..formats import FORMAT_NAMES, ReadOptions
+from ..limits import MAX_BOOTSTRAP_SAMPLES
+from ..numbers import parse_decimal, parse_integer
 from ..statistics import CORRECTIONS, RANK_BY, Correction, RankBy, min_resamples
 
 # Defaults for inputs the runner did not pass (a local run); action.yml declares the same
@@ -34,7 +36,6 @@ DEFAULTS: dict[str, str] = {
 }
 INPUTS = ("runs", *DEFAULTS)
 COMMENT_MODES = ("update", "off")
-MAX_BOOTSTRAP_SAMPLES = 100_000
 N = TypeVar("N", int, float)
 _KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,99}")
 # What actions/upload-artifact refuses in a name: " : < > | * ? \r \n \\ /
@@ -81,6 +82,7 @@ class Settings:
     output_path: str | None
     summary_path: str | None
     on_runner: bool
+    debug: bool = False  # RUNNER_DEBUG=1: tracebacks of unexpected failures in the log
     workflow_ref: str | None = None  # GITHUB_WORKFLOW_REF: owner/repo/.github/workflows/x.yml@refs/...
 
     @property
@@ -107,13 +109,18 @@ def _input(environ: Mapping[str, str], name: str) -> str:
     return value.strip()
 
 
-def _number(text: str, kind: Callable[[str], N], valid: Callable[[N], bool]) -> N | None:
-    """``kind(text)`` when it parses and is ``valid``, else None."""
-    try:
-        value = kind(text)
-    except ValueError:
-        return None
-    return value if valid(value) else None
+def _number(text: str, kind: Callable[[str], N | None], valid: Callable[[N], bool]) -> N | None:
+    """``kind(text)`` when it is plain decimal text and ``valid``, else None."""
+    value = kind(text)
+    return value if value is not None and valid(value) else None
+
+
+def _token_problem(token: str) -> str | None:
+    # HTTP headers are Latin-1 and a token is ASCII: anything else could only fail inside the
+    # HTTP client, after the inputs were read. The token itself is never echoed.
+    if token and not all("!" <= ch <= "~" for ch in token):
+        return "input 'github-token' holds characters no GitHub token has (spaces, control or non-ASCII characters)"
+    return None
 
 
 def split_patterns(text: str) -> tuple[str, ...]:
@@ -141,19 +148,19 @@ def parse_settings(environ: Mapping[str, str]) -> Settings:
         )
 
     alpha_text = _input(environ, "alpha")
-    alpha = _number(alpha_text, float, lambda v: 0.0 < v < 1.0)
+    alpha = _number(alpha_text, parse_decimal, lambda v: 0.0 < v < 1.0)
     if alpha is None:
         problems.append(f"input 'alpha' must be a number between 0 and 1 (exclusive), got {alpha_text!r}")
 
     samples_text = _input(environ, "bootstrap-samples")
-    samples = _number(samples_text, int, lambda v: 1 <= v <= MAX_BOOTSTRAP_SAMPLES)
+    samples = _number(samples_text, parse_integer, lambda v: 1 <= v <= MAX_BOOTSTRAP_SAMPLES)
     if samples is None:
         problems.append(
             f"input 'bootstrap-samples' must be an integer from 1 to {MAX_BOOTSTRAP_SAMPLES}, got {samples_text!r}"
         )
 
     seed_text = _input(environ, "seed")
-    seed = _number(seed_text, int, lambda v: v >= 0)
+    seed = _number(seed_text, parse_integer, lambda v: v >= 0)
     if seed is None:
         problems.append(f"input 'seed' must be a non-negative integer, got {seed_text!r}")
 
@@ -172,13 +179,19 @@ def parse_settings(environ: Mapping[str, str]) -> Settings:
         problems.append(f"input 'pairwise-correction' must be one of {', '.join(CORRECTIONS)}, got {correction!r}")
 
     pr_text = _input(environ, "pr-number")
-    pr_number = _number(pr_text, int, lambda v: v >= 1) if pr_text else None
+    pr_number = _number(pr_text, parse_integer, lambda v: v >= 1) if pr_text else None
     if pr_text and pr_number is None:
         problems.append(f"input 'pr-number' must be a positive integer (or empty), got {pr_text!r}")
 
     fmt = _input(environ, "format")
     if fmt not in FORMAT_NAMES:
         problems.append(f"input 'format' must be one of {', '.join(FORMAT_NAMES)}, got {fmt!r}")
+
+    token = _input(environ, "github-token")
+    token_problem = _token_problem(token)
+    if token_problem:
+        problems.append(token_problem)
+
     baseline, baseline_artifact, fail_on_regression, tolerance = _baseline_inputs(environ, problems)
 
     if problems:
@@ -186,7 +199,7 @@ def parse_settings(environ: Mapping[str, str]) -> Settings:
     assert alpha is not None and samples is not None and seed is not None and tolerance is not None
     return Settings(
         runs=runs,
-        github_token=_input(environ, "github-token"),
+        github_token=token,
         comment=comment,  # type: ignore[arg-type]
         comment_key=key,
         title=_input(environ, "title"),
@@ -213,6 +226,7 @@ def parse_settings(environ: Mapping[str, str]) -> Settings:
         output_path=environ.get("GITHUB_OUTPUT") or None,
         summary_path=environ.get("GITHUB_STEP_SUMMARY") or None,
         on_runner=environ.get("GITHUB_ACTIONS") == "true",
+        debug=environ.get("RUNNER_DEBUG") == "1",
         workflow_ref=environ.get("GITHUB_WORKFLOW_REF") or None,
     )
 
@@ -237,7 +251,7 @@ def _baseline_inputs(
         problems.append(f"input 'fail-on-regression' must be true or false, got {fail_text!r}")
 
     tolerance_text = _input(environ, "regression-tolerance")
-    tolerance = _number(tolerance_text, float, lambda v: 0.0 <= v <= 1.0)
+    tolerance = _number(tolerance_text, parse_decimal, lambda v: 0.0 <= v <= 1.0)
     if tolerance is None:
         problems.append(
             f"input 'regression-tolerance' must be a number from 0 to 1 (score units), got {tolerance_text!r}"

@@ -167,10 +167,14 @@ def _run_link(run_url: str | None) -> list[str]:
     return [f"{RUN_LINK_PREFIX}{run_url})</sub>"] if run_url else []
 
 
-def comment_body(board: Leaderboard, *, key: str, title: str, run_url: str | None) -> Composed:
+def comment_body(
+    board: Leaderboard, *, key: str, title: str, run_url: str | None, sections: Sequence[str] = ()
+) -> Composed:
+    """The PR comment. ``sections`` (markdown blocks: the baseline comparison, the composite ranking)
+    come right under the title, before the leaderboard, and are never dropped for size."""
     return compose(
         board,
-        head=_head(key, title),
+        head=[*_head(key, title), *sections],
         tail=_run_link(run_url),
         limit=COMMENT_LIMIT,
         measure=comment_length,
@@ -178,20 +182,20 @@ def comment_body(board: Leaderboard, *, key: str, title: str, run_url: str | Non
     )
 
 
-def summary_markdown(board: Leaderboard, *, title: str) -> Composed:
+def summary_markdown(board: Leaderboard, *, title: str, sections: Sequence[str] = ()) -> Composed:
     # Keep a little room for the lines the action itself appends to the summary.
     return compose(
         board,
-        head=_head(None, title),
+        head=[*_head(None, title), *sections],
         limit=SUMMARY_LIMIT - 16_384,
         measure=summary_length,
         elsewhere="The JSON report (the `report` output) has everything.",
     )
 
 
-def full_markdown(board: Leaderboard, *, title: str) -> str:
+def full_markdown(board: Leaderboard, *, title: str, sections: Sequence[str] = ()) -> str:
     """Everything, for the markdown file: no limit applies to a file."""
-    return compose(board, head=_head(None, title), limit=2**62, measure=len, elsewhere="").text
+    return compose(board, head=[*_head(None, title), *sections], limit=2**62, measure=len, elsewhere="").text
 
 
 def problems_markdown(problems: Sequence[Problem], *, limit: int | None = MAX_PROBLEMS_SHOWN) -> str:
@@ -208,15 +212,17 @@ def problems_markdown(problems: Sequence[Problem], *, limit: int | None = MAX_PR
     return text
 
 
-def rejected_body(problems: Sequence[Problem], *, key: str, title: str, run_url: str | None) -> str:
-    """What the sticky comment says when the latest run's data was invalid (within the size limit)."""
+def rejected_body(
+    problems: Sequence[Problem], *, key: str, title: str, run_url: str | None, what: str = "in the EvalRun files"
+) -> str:
+    """What the sticky comment says when the latest run failed (``what``: where), within the size limit."""
     count = len(problems)
     shown = MAX_PROBLEMS_SHOWN
     while True:
         parts = [
             *_head(key, title),
             f"> [!CAUTION]\n> **The latest eval run was rejected**: {count} problem{'s' if count != 1 else ''} "
-            "in the EvalRun files. No leaderboard is shown until a run passes validation.",
+            f"{what}. No leaderboard is shown until a run succeeds.",
             problems_markdown(problems, limit=shown),
             *_run_link(run_url),
         ]

@@ -58,14 +58,20 @@ def md_code(text: str) -> str:
     return f"{fence}{shown}{fence}"
 
 
+ZWSP = "&#8203;"  # a zero-width space: invisible, but it ends a mention or a reference
+
+
 def md_text(text: str) -> str:
-    """Free text (a title) made inert: every markdown-active character escaped, mentions broken."""
+    """Free text (a title) made inert: markdown escaped, mentions and cross-references broken.
+
+    GitHub links ``@name``, ``#123``, ``org/repo#5`` and ``GH-123`` in rendered text (escaping
+    does not stop it) and leaves a back-reference on the issue named; a zero-width space
+    after the sigil stops both, and the text still reads the same.
+    """
     shown = "".join(_visible(ch) for ch in text)
     shown = re.sub(r"([\\`*_{}\[\]()<>#+\-.!|~:&])", r"\\\1", shown)
-    # "@name" and "#123" would notify and link; a zero-width space after the sigil stops both.
-    shown = shown.replace("@", "@&#8203;")
-    # Extended autolinks start at "www." or "scheme:"; the escapes above already split both.
-    return shown
+    # Likewise a URL ("scheme://", "www.") in plain text, which may name an issue or a PR.
+    return re.sub(r"[@#]|\b(?:GH|www)(?=\\[-.])|:(?=//)", lambda m: m.group(0) + ZWSP, shown, flags=re.IGNORECASE)
 
 
 def confidence_label(alpha: float) -> str:
