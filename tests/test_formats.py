@@ -577,3 +577,44 @@ def test_baseline_files_are_read_with_the_same_format_options_as_runs(tmp_path: 
     copy_run(tmp_path, f"{LM}/samples_bias_classification_{BIAS}.json", f"{LM}/results_{BIAS}.json")
     baseline = load_baseline_files(("*",), str(tmp_path), ReadOptions(metric="acc_norm"))
     assert {r.metric_name for r in baseline.runs} == {"acc_norm"} and len(baseline.runs) == 609
+
+
+# --- limits ----------------------------------------------------------------------------------------------
+
+
+def test_a_fifo_is_refused_by_name_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    import os
+
+    fifo = tmp_path / "samples_task_2026-07-08T16-04-34.219874.jsonl"
+    os.mkfifo(fifo)
+    (found,) = problems(fifo)
+    assert "FIFO" in found and found.startswith(str(fifo))
+
+
+def test_harness_files_past_their_byte_budget_are_refused_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    from leaderboard import limits
+
+    monkeypatch.setattr(limits, "MAX_HARNESS_INPUT_BYTES", 200_000)
+    found = problems(
+        f"{LM}/samples_negotiationtom_belief_{TOM}.jsonl", f"{LM}/samples_negotiationtom_desire_{TOM}.jsonl"
+    )
+    assert (
+        len(found) == 1 and "desire" in found[0] and "harness output files of a run may hold 200,000 bytes" in found[0]
+    )
+
+
+def test_a_harness_document_read_whole_is_held_to_the_input_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    from leaderboard import limits
+
+    monkeypatch.setattr(limits, "MAX_INPUT_BYTES", 100_000)
+    (found,) = problems(f"{GPT4O}/per_instance_stats.json")
+    assert "read whole, up to 100,000 bytes" in found
+
+
+def test_an_id_past_the_length_limit_is_a_problem_at_its_place(tmp_path: Path) -> None:
+    path = tmp_path / "log.json"
+    document = json.loads(shared_format("inspect_ai/2025-05-12T20-28-13-04-00_popularity.json").read_text())
+    document["samples"][2]["id"] = "x" * 600
+    path.write_text(json.dumps(document, indent=2))
+    (found,) = problems(path)
+    assert "the task id is longer than 512 characters" in found and "x" * 100 not in found

@@ -8,14 +8,16 @@ was read: per file the format, records, unscored samples left out, trials averag
 
 from __future__ import annotations
 
+import stat
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import limits
 from ..records import EvalRun
 from ..validation import Problem
 from . import helm, inspect_log, lm_eval, openai_evals, promptfoo
-from ._common import FORMAT_NAMES, FileRead, ReadOptions, Refused
+from ._common import FORMAT_NAMES, FileRead, ReadOptions, Refused, read_whole
 from .detect import COMPANION_OF, HELM_RUN_FILE, LM_EVAL_RESULTS, detect
 from .ziplimits import ZipLimits
 
@@ -121,6 +123,7 @@ class Session:
         self.zip_limits = zip_limits
         self._files: list[FileReport] = []
         self._results: dict[Path, lm_eval.Results] = {}
+        self._budget = limits.MAX_HARNESS_INPUT_BYTES  # bytes of harness files still allowed
 
     def report(self) -> LoadReport:
         return LoadReport(tuple(self._files))
@@ -140,9 +143,13 @@ class Session:
         if wanted == "evalrun":
             return None
         try:
-            kind = detect(path)
+            info = path.stat()
+            # Only a regular file is looked into: opening a FIFO would wait for a writer forever.
+            kind = detect(path) if stat.S_ISREG(info.st_mode) else None
         except OSError:
             return None  # the EvalRun reader says why the file cannot be read
+        if not stat.S_ISREG(info.st_mode):
+            return None  # ... and refuses it by name
         if wanted == "auto":
             if kind is None or kind == "evalrun":
                 return None
@@ -151,6 +158,16 @@ class Session:
                 Problem(f"the input 'format' is {wanted!r}, but this file is {kind} output", name, field="format")
             )
             return []
+        if info.st_size > self._budget:
+            problems.append(
+                Problem(
+                    f"is {info.st_size:,} bytes, more than the {self._budget:,} left: harness output files of a run "
+                    f"may hold {limits.MAX_HARNESS_INPUT_BYTES:,} bytes together",
+                    name,
+                )
+            )
+            return []
+        self._budget -= info.st_size
         read = FileRead(path, name, self.options, kind or wanted)
         runs: list[EvalRun] = []
         before = len(problems)
@@ -190,26 +207,22 @@ class Session:
             if _is_zip(read.path):
                 inspect_log.read_eval_zip(read, self.zip_limits)
             else:
-                inspect_log.read_json_log(read, _text(read.path))
+                inspect_log.read_json_log(read, read_whole(read.path))
         elif kind == "helm":
             if read.path.name != helm.PER_INSTANCE and helm.is_run_file(read.path):
                 read.format, read.companion = HELM_RUN_FILE, True
                 return []
-            helm.read_per_instance(read, _text(read.path))
+            helm.read_per_instance(read, read_whole(read.path))
         elif kind == HELM_RUN_FILE:
             read.companion = True
             return []
         elif kind == "promptfoo":
-            promptfoo.read_export(read, _text(read.path))
+            promptfoo.read_export(read, read_whole(read.path))
         elif kind == "openai-evals":
             openai_evals.read_record(read)
         else:  # pragma: no cover - FORMAT_NAMES and detect() name no other
             raise Refused(f"no reader for format {kind!r}")
         return list(read.records())
-
-
-def _text(path: Path) -> str:
-    return path.read_text(encoding="utf-8-sig")
 
 
 def _is_zip(path: Path) -> bool:

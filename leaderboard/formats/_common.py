@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import limits
 from ..records import EvalRun, Source
 from ..validation import Problem
 
@@ -66,6 +67,11 @@ class FileRead:
 
     def add(self, model: str, task: str, metric: str, score: float, category: str, source: Source) -> None:
         """One trial of (model, task); trials of the same pair become one record, their mean."""
+        long = next((n for n, v in (("model", model), ("task", task), ("metric", metric), ("category", category))
+                     if len(v) > limits.MAX_ID_LENGTH), None)  # fmt: skip
+        if long is not None:
+            self.problems.append(Problem(too_long(long), source.file, source.line))
+            return
         key = (model, task)
         held = self._trials.get(key)
         if held is None:
@@ -122,3 +128,18 @@ def describe(value: object) -> str:
     """A short description of a value for a message."""
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def too_long(what: str) -> str:
+    """The message for an id past the limit (the id itself is not repeated)."""
+    return f"the {what} id is longer than {limits.MAX_ID_LENGTH} characters"
+
+
+def read_whole(path: Path) -> str:
+    """A harness file that is parsed whole (a JSON document), held to the EvalRun loader's size bound."""
+    size = path.stat().st_size
+    if size > limits.MAX_INPUT_BYTES:
+        raise Refused(
+            f"{path.name} is {size:,} bytes: a JSON document is read whole, up to {limits.MAX_INPUT_BYTES:,} bytes"
+        )
+    return path.read_text(encoding="utf-8-sig")

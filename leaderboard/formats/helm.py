@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ._common import FileRead, Refused, describe, non_empty
+from ._common import FileRead, Refused, describe, non_empty, read_whole
 from ._json import BrokenJson, located_array
 
 DEFAULT_METRIC = "exact_match"
@@ -49,7 +49,7 @@ def _load_run_spec(path: Path) -> Any:
     if not spec.is_file():
         raise Refused("no run_spec.json beside this file: HELM names the model there; keep the run directory whole")
     try:
-        return json.loads(spec.read_text(encoding="utf-8-sig"))
+        return json.loads(read_whole(spec))
     except (OSError, ValueError) as exc:
         raise Refused(f"cannot read run_spec.json beside it: {exc}") from None
 

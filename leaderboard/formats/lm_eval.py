@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import limits
 from ..records import EvalRun, Source
-from ._common import FileRead, Refused, describe
+from ._common import FileRead, Refused, describe, read_whole, too_long
 
 _DATE = r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?"
 SAMPLES_NAME = re.compile(rf"samples_(?P<task>.+)_(?P<date>{_DATE})\.jsonl?")
@@ -78,8 +79,8 @@ def _model(document: dict[str, Any]) -> str | None:
 
 def load_results(path: Path) -> Results:
     try:
-        document = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        document = json.loads(read_whole(path))
+    except (OSError, ValueError) as exc:  # UnicodeDecodeError included
         raise Refused(f"cannot read the results file {path.name} beside it: {exc}") from None
     return results_of(document)
 
@@ -154,6 +155,8 @@ def read_samples(read: FileRead, cache: dict[Path, Results]) -> Iterator[EvalRun
         raise Refused(f"{results_path.name} names no model (neither model_name nor config.model_args)")
     model = sys.intern(results.model)
     category = sys.intern(results.groups.get(task, task))
+    if len(model) > limits.MAX_ID_LENGTH or len(category) > limits.MAX_ID_LENGTH:
+        raise Refused(too_long("model" if len(model) > limits.MAX_ID_LENGTH else "category"))
     chosen = read.options.filter or _default_filter(results, task)  # None: the file's first filter
     prefix, name = task + "/", read.name
     metric = ""
@@ -181,6 +184,8 @@ def read_samples(read: FileRead, cache: dict[Path, Results]) -> Iterator[EvalRun
                 continue
             if not metric:
                 metric = choose_metric(results, task, read.options.metric, line, number)
+                if len(metric) > limits.MAX_ID_LENGTH:
+                    raise Refused(too_long("metric"), number, "metric")
                 _refuse_lower_is_better(results, task, metric, number)
             line_filter = line.get("filter", _NO_FILTER)
             if chosen is None:
@@ -200,7 +205,11 @@ def read_samples(read: FileRead, cache: dict[Path, Results]) -> Iterator[EvalRun
                     read.unscored += 1
                     continue
                 raise _off_scale(metric, task, value, number)
-            yield EvalRun(model, prefix + str(line["doc_id"]), metric, value, category, 1.0, Source(name, number))
+            task_id = prefix + str(line["doc_id"])
+            if len(task_id) > limits.MAX_ID_LENGTH:
+                read.problem(too_long("task"), number, "task_id")
+                continue
+            yield EvalRun(model, task_id, metric, value, category, 1.0, Source(name, number))
     if metric and not matched:
         raise Refused(
             f"no line has filter {chosen!r} (filters here: {', '.join(sorted(other_filters)) or 'none'}); "
