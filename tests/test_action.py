@@ -296,3 +296,27 @@ def test_an_lm_eval_output_folder_is_read_as_it_is_and_the_read_is_reported(tmp_
 def test_an_invalid_format_input_is_an_error_that_names_it(workspace: Path, fake_github) -> None:
     result = run_action(workspace, fake_github.url, format="csv")
     assert result.code == 1 and any("input 'format'" in a for a in result.annotations)
+
+
+def test_the_comment_says_how_many_unscored_samples_were_left_out_and_trials_averaged(
+    tmp_path: Path, fake_github
+) -> None:
+    ws = tmp_path / "workspace"
+    logs = ws / "logs"
+    logs.mkdir(parents=True)
+    for name in ("log_streaming.eval", "retry-2-then-success.eval"):
+        source = ROOT.parent / "shared" / "formats" / "inspect_ai" / name
+        if not source.exists():
+            pytest.skip("../shared/formats is not here")
+        shutil.copy(source, logs / name)
+    result = run_action(ws, fake_github.url, runs="logs/*.eval")
+    assert result.code == 0, result.stdout + result.stderr
+    (comment,) = fake_github.thread()
+    assert "1 unscored sample left out" in comment["body"] and "retry\\-2\\-then\\-success" in comment["body"]
+    assert "2 tasks are the mean of 4 trials" in comment["body"]
+
+
+def test_the_comment_has_no_read_note_when_nothing_was_left_out(workspace: Path, fake_github) -> None:
+    assert run_action(workspace, fake_github.url).code == 0
+    (comment,) = fake_github.thread()
+    assert "unscored" not in comment["body"] and "trials" not in comment["body"]

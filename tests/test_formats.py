@@ -618,3 +618,14 @@ def test_an_id_past_the_length_limit_is_a_problem_at_its_place(tmp_path: Path) -
     path.write_text(json.dumps(document, indent=2))
     (found,) = problems(path)
     assert "the task id is longer than 512 characters" in found and "x" * 100 not in found
+
+
+def test_the_comment_note_names_a_few_files_and_counts_the_rest() -> None:
+    from leaderboard.formats import FileReport
+
+    report = LoadReport(tuple(FileReport(f"f{i}.eval", "inspect", 1, unscored=2) for i in range(8)))
+    note = comment_note(report)
+    assert (
+        note
+        == "16 unscored samples left out (f0.eval: 2, f1.eval: 2, f2.eval: 2, f3.eval: 2, f4.eval: 2 and 3 more files)."
+    )

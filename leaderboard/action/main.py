@@ -21,7 +21,7 @@ from typing import Any, TextIO
 
 from github import Github
 
-from ..formats import Session, load_summary
+from ..formats import Session, comment_note, load_summary
 from ..loading import load_runs
 from ..report.document import (
     SUMMARY_LIMIT,
@@ -150,6 +150,7 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
     session = Session(settings.read_options)
     runs = load_runs(settings.runs, root=settings.workspace, session=session)
     read_note = load_summary(session.report())
+    left_out = comment_note(session.report())  # unscored samples, averaged trials: the comment says so
     # Issue 9: the baseline, before any computing; its files' problems are reported like `runs`.
     baseline = _baseline(settings, client_factory)
     board = analyse(
@@ -189,7 +190,10 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
     elif settings.comment == "off":
         print("comment: off — no PR comment written.")
     else:
-        body = comment_body(board, key=settings.comment_key, title=settings.title, run_url=settings.run_url).text
+        sections = [md_text(left_out)] if left_out else []
+        body = comment_body(
+            board, key=settings.comment_key, title=settings.title, run_url=settings.run_url, sections=sections
+        ).text
         outcome, status = _publish(settings, number, client_factory, lambda t: t.upsert(body), stale=STALE)
         if outcome is not None and outcome.comment_id is not None:
             outputs["comment-id"] = str(outcome.comment_id)

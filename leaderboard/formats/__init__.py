@@ -34,6 +34,9 @@ __all__ = [
 ]
 
 
+NOTE_FILES = 5  # files named in the note; the rest are counted
+
+
 @dataclass(frozen=True)
 class FileReport:
     """What one file gave."""
@@ -105,7 +108,11 @@ def comment_note(report: LoadReport) -> str | None:
     """The note for the PR comment: unscored samples left out and trials averaged; None when neither."""
     notes = []
     if report.unscored:
-        where = ", ".join(f"{f.file}: {f.unscored}" for f in report.files if f.unscored)
+        # The comment keeps this note whatever its size: a few files by name, then a count.
+        files = [f"{f.file}: {f.unscored}" for f in report.files if f.unscored]
+        where = ", ".join(files[:NOTE_FILES]) + (
+            f" and {len(files) - NOTE_FILES} more files" if len(files) > NOTE_FILES else ""
+        )
         notes.append(f"{_plural(report.unscored, 'unscored sample')} left out ({where}).")
     if report.averaged:
         notes.append(
