@@ -51,13 +51,21 @@ def test_a_clear_winner_is_named_with_its_lead_over_the_second() -> None:
     assert "(95% CI [+0.09" in text and "40 shared tasks)" in text
 
 
-def test_a_statistical_tie_for_first_names_the_tied_and_the_tasks_that_would_separate_them() -> None:
+def test_two_models_tied_for_first_are_too_close_to_call_with_the_tasks_that_would_separate_them() -> None:
     board = analyse(suite([0.004, 0.0, -0.3], noise=0.05))
+    assert set(board.top_group) == {"m0", "m1"}
     text = verdict(board)
-    assert text.startswith("**No clear winner**: ") and "are statistically tied for first" in text
-    assert "`m0`" in text and "`m1`" in text and "`m2`" not in text.split(";")[0]
+    assert text.startswith("**No clear winner**: `m0` leads `m1` by +0.0") and "too close to call" in text
     needed = board.pair(1, 2).tasks_needed
     assert needed is not None and f"about {needed:,} shared tasks would separate the top two" in text
+    assert text.count("`m1`") == 1
+
+
+def test_three_models_tied_for_first_are_all_named() -> None:
+    board = analyse(suite([0.004, 0.0, 0.002, -0.3], noise=0.05))
+    text = verdict(board)
+    assert len(board.top_group) == 3 and "are statistically tied for first" in text
+    assert all(f"`{m}`" in text.split(";")[0] for m in board.top_group) and "`m3`" not in text
 
 
 def test_a_long_top_group_is_named_in_part() -> None:

@@ -149,20 +149,21 @@ def verdict(board: Leaderboard) -> str:
     named = list(top[:TOP_GROUP_NAMED])
     more = len(top) - len(named)
     group = _names(named) if not more else ", ".join(md_code(i) for i in named) + f" and {more} more"
+    tied = f"**No clear winner**: {group} are statistically tied for first"
     if second.n_shared == 0:
-        tail = f"{gap}."
-    elif second.significant:
-        tail = f"{md_code(first)} {gap}."
-    elif abs(second.mean_diff) <= TIE_ABS_TOL:
-        tail = f"the top two score the same on the {count(second.n_shared, 'task')} they share."
-    elif second.tasks_needed is not None:
-        tail = (
-            f"{md_code(first)} {gap}; about {second.tasks_needed:,} shared tasks would separate the top two "
-            f"(the suite has {second.n_shared:,})."
+        return f"{tied}; {gap}."
+    if abs(second.mean_diff) <= TIE_ABS_TOL:
+        return f"{tied}, the top two with the same mean on the {count(second.n_shared, 'task')} they share."
+    if second.tasks_needed is not None:
+        resolve = (
+            f"about {second.tasks_needed:,} shared tasks would separate the top two (the suite has {second.n_shared:,})"
         )
     else:
-        tail = f"{md_code(first)} {gap}; too few shared tasks to say how many would separate them."
-    return f"**No clear winner**: {group} are statistically tied for first; {tail}"
+        resolve = "too few shared tasks to say how many would separate the top two"
+    if set(top) == {first, rows[1].model_id}:
+        # Two: name each once.
+        return f"**No clear winner**: {md_code(first)} {gap}, too close to call: {resolve}."
+    return f"{tied}; {md_code(first)} {gap}; {resolve}."
 
 
 def info_line(board: Leaderboard, commit: Commit | None) -> str:
