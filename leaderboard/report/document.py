@@ -19,6 +19,7 @@ are never cut inside: rows are pre-rendered and whole rows are kept or left.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -279,48 +280,20 @@ def _pieces(board: Leaderboard) -> _Pieces:
                     ]
                 )
             )
-        for i in range(2, len(rows)):
-            pair = board.pair(i, i + 1)
+
+        def pair_line(i: int, j: int) -> str:
+            nonlocal extended
+            pair = board.pair(i, j)
             d, lo, hi = _oriented(pair, rows[i - 1].model_id)
             shown, ci, ext = difference(d, lo, hi, pair.significant)
             extended |= ext
-            neighbour_lines.append(
-                _row(
-                    [
-                        f"{i} v {i + 1}",
-                        model(rows[i - 1].model_id),
-                        model(rows[i].model_id),
-                        shown,
-                        ci,
-                        p_value(pair.p_adjusted),
-                        decision(pair),
-                    ]
-                )
-            )
+            cells = [model(rows[i - 1].model_id), model(rows[j - 1].model_id), shown, ci, p_value(pair.p_adjusted)]
+            return _row([f"{i} v {j}", *cells, decision(pair)])
+
+        neighbour_lines = [pair_line(i, i + 1) for i in range(2, len(rows))]
         budget = max(0, PAIRS_SHOWN - len(leader_lines) - len(neighbour_lines))
-        for i in range(2, len(rows) + 1):
-            if len(other_lines) >= budget:
-                break
-            for j in range(i + 2, len(rows) + 1):
-                if len(other_lines) >= budget:
-                    break
-                pair = board.pair(i, j)
-                d, lo, hi = _oriented(pair, rows[i - 1].model_id)
-                shown, ci, ext = difference(d, lo, hi, pair.significant)
-                extended |= ext
-                other_lines.append(
-                    _row(
-                        [
-                            f"{i} v {j}",
-                            model(rows[i - 1].model_id),
-                            model(rows[j - 1].model_id),
-                            shown,
-                            ci,
-                            p_value(pair.p_adjusted),
-                            decision(pair),
-                        ]
-                    )
-                )
+        others = ((i, j) for i in range(2, len(rows) + 1) for j in range(i + 2, len(rows) + 1))
+        other_lines = [pair_line(i, j) for i, j in itertools.islice(others, budget)]
     pair_head = [
         _row(["Ranks", "Higher", "Lower", "Δ mean", f"{level} CI", "p", "Significant"]),
         "|:---:|:------|:------|------:|:------:|----:|:------|",
