@@ -8,12 +8,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
-from .formats import FORMAT_NAMES, ReadOptions, Session, load_summary
+from .formats import FORMAT_NAMES, ReadOptions, Session, comment_note, load_summary
 from .limits import MAX_BOOTSTRAP_SAMPLES
 from .loading import load_runs
 from .numbers import parse_decimal, parse_integer
+from .report.document import COMMENT_KEY, Commit, comment_body, render_report
 from .report.json_report import write_json
-from .report.markdown import render_report
+from .report.markdown import md_text
 from .statistics import CORRECTIONS, RANK_BY, analyse, min_resamples
 from .validation import InvalidEvalRuns
 
@@ -72,6 +73,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=FORMAT_NAMES, default="auto", help="input format (default auto: by content)")
     p.add_argument("--metric", default=None, help="per-instance metric of harness outputs (default: per format)")
     p.add_argument("--filter", default=None, help="lm-evaluation-harness filter (default: each task's first)")
+    p.add_argument(
+        "--comment",
+        metavar="PATH",
+        type=Path,
+        help="also write the exact PR comment body the action would post here (marker included)",
+    )
+    p.add_argument("--comment-key", default="leaderboard", help="the comment key for --comment (default leaderboard)")
+    p.add_argument("--commit", metavar="SHA", help="the commit the results describe, named in the documents")
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return p
 
@@ -79,6 +88,8 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     cli = parser()
     args = cli.parse_args(argv)
+    if not COMMENT_KEY.fullmatch(args.comment_key):
+        cli.error("--comment-key must be 1-100 letters, digits, '.', '_', '-' or '/', starting with a letter or digit")
     if args.b < min_resamples(args.alpha):
         cli.error(
             f"--b must be at least {min_resamples(args.alpha)} at --alpha {args.alpha:g} "
@@ -110,5 +121,17 @@ def _run(args: argparse.Namespace) -> int:
         except OSError as exc:
             print(f"cannot write {args.json}: {exc.strerror or exc}", file=sys.stderr)
             return 1
-    sys.stdout.write(render_report(board, title=args.title))
+    commit = Commit(args.commit) if args.commit else None
+    if args.comment is not None:
+        note = comment_note(session.report())  # as the action puts it in the comment
+        body = comment_body(
+            board, key=args.comment_key, title=args.title or "Model leaderboard", run_url=None,
+            sections=[md_text(note)] if note else [], commit=commit,
+        )  # fmt: skip
+        try:
+            args.comment.write_text(body.text, encoding="utf-8")
+        except OSError as exc:
+            print(f"cannot write {args.comment}: {exc.strerror or exc}", file=sys.stderr)
+            return 1
+    sys.stdout.write(render_report(board, title=args.title, commit=commit))
     return 0

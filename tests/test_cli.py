@@ -18,8 +18,22 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
 def test_prints_the_leaderboard_for_the_example() -> None:
     done = cli(str(EXAMPLE))
     assert done.returncode == 0, done.stderr
-    assert "| Rank | Model | Mean | 95% CI | Win rate | Tasks |" in done.stdout
-    assert "### Pairwise differences" in done.stdout
+    assert "| Rank | Model | Mean | 95% CI | vs next | Win rate | Tasks |" in done.stdout
+    assert "Pairwise comparisons (15 of 15 pairs)" in done.stdout
+
+
+def test_the_comment_option_writes_the_body_the_action_would_post(tmp_path: Path) -> None:
+    out = tmp_path / "comment.md"
+    done = cli(str(EXAMPLE), "--comment", str(out), "--comment-key", "gpu/a100", "--commit", "0123456789abcdef")
+    assert done.returncode == 0, done.stderr
+    body = out.read_text(encoding="utf-8")
+    assert body.startswith("<!-- leaderboard-action:gpu/a100 -->\n\n## Model leaderboard\n")
+    assert "commit `0123456`" in body and "commit `0123456`" in done.stdout
+
+
+def test_a_bad_comment_key_is_refused() -> None:
+    done = cli(str(EXAMPLE), "--comment-key", "-->")
+    assert done.returncode == 2 and "--comment-key" in done.stderr
 
 
 def test_writes_the_json_report_and_takes_the_parameters(tmp_path: Path) -> None:
@@ -66,7 +80,7 @@ def test_reads_a_harness_output_with_the_format_and_metric_options_and_reports_t
         pytest.skip("../shared/formats is not here")
     done = cli(*map(str, files), "--format", "lm-eval", "--metric", "acc_norm", "--b", "400")
     assert done.returncode == 0, done.stderr
-    assert "`meta-llama/Meta-Llama-3-8B`" in done.stdout and "| 0.51 |" in done.stdout
+    assert "`meta-llama/Meta-Llama-3-8B`" in done.stdout and "| 0.511 |" in done.stdout
     assert "lm-eval ×1 (609 records, metric acc_norm)" in done.stderr
 
 
@@ -101,3 +115,13 @@ def test_option_numbers_are_plain_decimal_text() -> None:
     for option, text in (("--alpha", "0.0_5"), ("--b", "1_0"), ("--seed", "٣")):
         done = cli(str(EXAMPLE), option, text)
         assert done.returncode == 2 and option in done.stderr, (option, done.stderr)
+
+
+def test_the_comment_file_carries_the_read_note_as_the_action_posts_it(tmp_path: Path) -> None:
+    logs = ROOT.parent / "shared" / "formats" / "inspect_ai"
+    if not logs.is_dir():
+        pytest.skip("../shared/formats is not here")
+    comment = tmp_path / "comment.md"
+    done = cli(str(logs / "log_streaming.eval"), "--comment", str(comment))
+    assert done.returncode == 0, done.stderr
+    assert "2 tasks are the mean of 4 trials" in comment.read_text()

@@ -25,6 +25,7 @@ from ..formats import Session, comment_note, load_summary
 from ..loading import load_runs
 from ..report.document import (
     SUMMARY_LIMIT,
+    Commit,
     comment_body,
     full_markdown,
     problems_markdown,
@@ -36,7 +37,7 @@ from ..report.markdown import leaderboard_table, md_text
 from ..statistics import Leaderboard, analyse
 from ..validation import InvalidEvalRuns, Problem
 from .baseline import Baseline, NoBaseline, describe, describe_markdown, resolve_baseline
-from .event import pull_request_number
+from .event import head_sha, pull_request_number
 from .github_api import (
     CommentOutcome,
     CommentRefused,
@@ -161,7 +162,13 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
         rank_by=settings.rank_by,
         correction=settings.correction,
     )
-    report, markdown = _write_files(settings, board)
+    commit = _commit(settings)
+    sections = [md_text(left_out)] if left_out else []
+    body = comment_body(
+        board, key=settings.comment_key, title=settings.title, run_url=settings.run_url, sections=sections,
+        commit=commit,
+    ).text  # fmt: skip
+    report, markdown = _write_files(settings, board, comment=body, commit=commit)
     outputs = {
         "report": report,
         "markdown": markdown,
@@ -171,7 +178,7 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
         "comment-id": "",
         "comment-url": "",
     }
-    summary = summary_markdown(board, title=settings.title)
+    summary = summary_markdown(board, title=settings.title, commit=commit)
     where = "the job summary" if append_summary(settings.summary_path, summary.text) else outputs["markdown"]
     append_summary(settings.summary_path, f"\n{md_text(read_note)}")
     with commands_stopped(settings.on_runner):  # file names and model ids are data, not commands
@@ -190,10 +197,6 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
     elif settings.comment == "off":
         print("comment: off — no PR comment written.")
     else:
-        sections = [md_text(left_out)] if left_out else []
-        body = comment_body(
-            board, key=settings.comment_key, title=settings.title, run_url=settings.run_url, sections=sections
-        ).text
         outcome, status = _publish(settings, number, client_factory, lambda t: t.upsert(body), stale=STALE)
         if outcome is not None and outcome.comment_id is not None:
             outputs["comment-id"] = str(outcome.comment_id)
@@ -202,14 +205,31 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
     return status
 
 
-def _write_files(settings: Settings, board: Leaderboard) -> tuple[str, str]:
-    """The JSON report and the full markdown, under the workspace and never through a link.
+def _commit(settings: Settings) -> Commit | None:
+    payload: Any = {}
+    if settings.event_path:
+        # Unreadable payloads are reported once, by _pull_request.
+        with contextlib.suppress(OSError, ValueError, RecursionError):
+            payload = json.loads(Path(settings.event_path).read_text(encoding="utf-8"))
+    sha = head_sha(payload if isinstance(payload, dict) else {}, settings.sha)
+    if sha is None:
+        return None
+    url = f"{settings.server_url.rstrip('/')}/{settings.repository}/commit/{sha}" if settings.repository else None
+    return Commit(sha, url)
+
+
+def _write_files(settings: Settings, board: Leaderboard, *, comment: str, commit: Commit | None) -> tuple[str, str]:
+    """The JSON report, the full markdown and the exact comment body, under the workspace, never through a link.
 
     The paths returned are relative to the workspace: the container sees it at
     /github/workspace, later steps on the runner elsewhere, and both resolve these.
     """
     directories = (OUTPUT_DIR, key_directory(settings.comment_key))
-    files = {"report.json": render_json(board), "leaderboard.md": full_markdown(board, title=settings.title)}
+    files = {
+        "report.json": render_json(board),
+        "leaderboard.md": full_markdown(board, title=settings.title, commit=commit),
+        "comment.md": comment,
+    }
     write_inside(settings.workspace, directories, files)
     relative = "/".join(directories)
     return f"{relative}/report.json", f"{relative}/leaderboard.md"
