@@ -1,0 +1,397 @@
+"""The comparison with the baseline as a markdown section, and as the JSON report's ``baseline``.
+
+How numbers are shown (three decimals, signed Δ):
+
+* a CI's ends are rounded *outward* (the low end down, the high end up), so the printed interval
+  always contains the computed one;
+* a detected change never prints an end of 0 or of the wrong sign: when three decimals would, the
+  interval is printed with as many more as it takes (at most 12; a detected change's CI is at least
+  1e-12 away from 0);
+* a change not detected always prints an interval containing 0: when the bootstrap CI excludes 0 but
+  the exact test does not agree (or there are too few tasks), the interval shown is extended to 0 and
+  the verdict says why ("no detectable change (exact test p = 0.13)").
+
+Every id is shown through :func:`~leaderboard.report.markdown.md_code`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
+
+from ..comparison import Comparison, ModelChange
+from ..significance import min_tasks
+from .markdown import md_code
+
+TITLE = "Compared with the base branch"
+QUIET_ROWS = 30  # rows with no detectable change shown in the comment (every change is shown)
+LISTED_IDS = 20  # new / removed models, added / dropped tasks named in a line
+ID_WIDTH = 100
+DECIMALS = 3
+MAX_DECIMALS = 12
+DASH = "—"
+
+MARKS = {
+    "regressed": "❌ **regressed**",
+    "within tolerance": "⚠️ lower, within the tolerance",
+    "improved": "✅ **improved**",
+    "no detectable change": "➖ no detectable change",
+    "unchanged": "= unchanged",
+}
+_ORDER = {"regressed": 0, "within tolerance": 1, "improved": 2, "no detectable change": 3, "unchanged": 4}
+
+
+def utf16_length(text: str) -> int:
+    """Length as GitHub's comment limit counts it: UTF-16 code units."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+# --- numbers ------------------------------------------------------------------------------------
+
+
+def _decimal(value: float, places: int, rounding: str) -> Decimal:
+    # repr is the shortest text that reads back as the same float: 0.013 stays 0.013, not 0.0130000…02.
+    return Decimal(repr(float(value))).quantize(Decimal(1).scaleb(-places), rounding=rounding)
+
+
+def _text(value: Decimal, raw: float | None = None) -> str:
+    """Signed; 0 unsigned only when the value is 0 itself (a tiny drop shows as -0.000)."""
+    if value.is_zero() and (raw is None or raw == 0.0):
+        return f"{abs(value)}"
+    negative = value < 0 or (value.is_zero() and raw is not None and raw < 0)
+    return f"{'-' if negative else '+'}{abs(value)}"
+
+
+def shown_interval(change: ModelChange) -> tuple[str, str, str]:
+    """(Δ, CI low end, CI high end) as printed; see the module's rules. Dashes with no shared task."""
+    if change.n_shared == 0 or math.isnan(change.delta):
+        return DASH, DASH, DASH
+    lo, hi = change.ci_lo, change.ci_hi
+    if not change.significant:  # an interval shown for "no detectable change" always contains 0
+        lo, hi = min(lo, 0.0), max(hi, 0.0)
+    places = DECIMALS
+    while True:
+        low, high = _decimal(lo, places, ROUND_FLOOR), _decimal(hi, places, ROUND_CEILING)
+        clear = (
+            not change.significant
+            or (change.verdict == "improved" and low > 0)
+            or (change.verdict != "improved" and high < 0)
+        )
+        if clear or places >= MAX_DECIMALS:
+            break
+        places += 1
+    return _text(_decimal(change.delta, places, ROUND_HALF_EVEN), change.delta), _text(low), _text(high)
+
+
+def _mean(value: float) -> str:
+    return DASH if math.isnan(value) else f"{value:.3f}"
+
+
+def _count(n: int) -> str:
+    return f"{n:,}"
+
+
+def _needed(change: ModelChange) -> str:
+    n = change.tasks_needed
+    if n is None or n <= change.n_shared:
+        return ""
+    if n > 10**9:
+        return "; more than a billion tasks would be needed to detect a change this size"
+    return f"; about {_count(n)} tasks would detect a change this size"
+
+
+def verdict_text(change: ModelChange, tolerance: float) -> str:
+    """The verdict with its mark, and why no change was detected (with the tasks that would)."""
+    if change.verdict == "no detectable change":
+        if change.n_shared == 0:
+            return "➖ not compared: no shared tasks"
+        return f"{MARKS[change.verdict]} ({change.reason}){_needed(change)}"
+    if change.verdict == "within tolerance":
+        return f"{MARKS[change.verdict]} ({tolerance:g})"
+    return MARKS[change.verdict]
+
+
+def _cut(text: str, width: int = ID_WIDTH) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _id(text: str) -> str:
+    return md_code(_cut(text))
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{_count(n)} {word}{'' if n == 1 else 's'}"
+
+
+# --- the section --------------------------------------------------------------------------------
+
+
+def ordered(comparison: Comparison) -> list[ModelChange]:
+    """Regressions (worst first), then within the tolerance, improvements (best first), the rest."""
+
+    def key(m: ModelChange) -> tuple[int, int, float, str]:
+        rank = _ORDER[m.verdict]
+        delta = -m.delta if m.verdict == "improved" else m.delta
+        return (rank, int(m.n_shared == 0), 0.0 if math.isnan(delta) else delta, m.model_id)
+
+    return sorted(comparison.models, key=key)
+
+
+def headline(comparison: Comparison) -> str:
+    """ "2 models regressed, 1 improved, 12 no detectable change." or "No detectable change in any of 15 models.\""""
+    total = len(comparison.models)
+    if total == 0:
+        return "No model is in both the baseline and this run: nothing was compared."
+    counts = [
+        (comparison.count("regressed"), "regressed"),
+        (comparison.count("improved"), "improved"),
+        (comparison.count("within tolerance"), "lower within the tolerance"),
+        (comparison.count("no detectable change") + comparison.count("unchanged"), "no detectable change"),
+    ]
+    if sum(n for n, _ in counts[:3]) == 0:
+        return f"No detectable change in {'the one model' if total == 1 else f'any of {_count(total)} models'}."
+    parts = [(n, what) for n, what in counts if n]
+    words = [f"{_plural(parts[0][0], 'model')} {parts[0][1]}"] + [f"{_count(n)} {what}" for n, what in parts[1:]]
+    if counts[0][0]:
+        words[0] = f"**{words[0]}**"
+    return ", ".join(words) + "."
+
+
+def rule_text(comparison: Comparison) -> str:
+    confidence = f"{(1.0 - comparison.alpha) * 100:.6g}%"
+    tolerance = (
+        f", and by more than the tolerance: the CI's upper end below −{comparison.tolerance:g}"
+        if comparison.tolerance > 0
+        else ""
+    )
+    return (
+        f"<sub>Δ = this run − baseline, the mean over the tasks the model ran in both; {confidence} paired "
+        f"bootstrap CI ({comparison.b} resamples, seed {comparison.seed}), ends rounded outward. A change is "
+        f"detected when the CI excludes 0, the exact paired permutation test gives p ≤ {comparison.alpha:g} and "
+        f"the model shares at least {min_tasks(comparison.alpha)} tasks; a drop is a regression when it is "
+        f"detected{tolerance}. Means are over the shared tasks.</sub>"
+    )
+
+
+def _tasks_cell(change: ModelChange) -> str:
+    if change.base_tasks == change.n_shared and change.pr_tasks == change.n_shared:
+        return _count(change.n_shared)
+    return f"{_count(change.n_shared)} (base {_count(change.base_tasks)}, PR {_count(change.pr_tasks)})"
+
+
+def table(changes: Sequence[ModelChange], comparison: Comparison) -> str:
+    confidence = f"{(1.0 - comparison.alpha) * 100:.6g}%"
+    lines = [
+        f"| Model | Base | PR | Δ [{confidence} CI] | Verdict | Tasks |",
+        "|-------|-----:|---:|:------:|---------|------:|",
+    ]
+    for m in changes:
+        delta, lo, hi = shown_interval(m)
+        if m.verdict == "unchanged":
+            cell = delta
+        elif delta == DASH:
+            cell = DASH
+        else:
+            cell = f"{delta} [{lo}, {hi}]"
+        lines.append(
+            f"| {_id(m.model_id)} | {_mean(m.base_mean)} | {_mean(m.pr_mean)} | {cell} | "
+            f"{verdict_text(m, comparison.tolerance)} | {_tasks_cell(m)} |"
+        )
+    return "\n".join(lines)
+
+
+def _ids_line(what: str, label: str, ids: Sequence[str]) -> str:
+    shown = ", ".join(_id(i) for i in ids[:LISTED_IDS])
+    more = f" and {_count(len(ids) - LISTED_IDS)} more" if len(ids) > LISTED_IDS else ""
+    return f"- {_plural(len(ids), what)} {label}: {shown}{more}."
+
+
+def changes_lines(comparison: Comparison) -> list[str]:
+    """New and removed models, added and dropped tasks: one line each, when there are any."""
+    lines = []
+    if comparison.new_models:
+        lines.append(_ids_line("new model", "(not in the baseline, so not compared)", comparison.new_models))
+    if comparison.removed_models:
+        lines.append(_ids_line("model", "only in the baseline (not in this run)", comparison.removed_models))
+    if comparison.tasks_added:
+        lines.append(_ids_line("task", "added (not in the baseline)", comparison.tasks_added))
+    if comparison.tasks_dropped:
+        lines.append(_ids_line("task", "dropped (only in the baseline)", comparison.tasks_dropped))
+    return lines
+
+
+def categories_block(changes: Sequence[ModelChange]) -> str:
+    """Δ per model and category in a ``<details>`` block ('' when no model changed at all)."""
+    rows = [m for m in changes if m.verdict != "unchanged" and m.n_shared > 0]
+    categories = sorted({c.category for m in rows for c in m.categories})
+    if not rows or not categories:
+        return ""
+    lines = [
+        "| Model | " + " | ".join(md_code(c) for c in categories) + " |",
+        "|-------|" + "-----:|" * len(categories),
+    ]
+    for m in rows:
+        by = {c.category: c for c in m.categories}
+        cells = [
+            f"{_text(_decimal(by[c].delta, DECIMALS, ROUND_HALF_EVEN), by[c].delta)} ({by[c].n_shared})"
+            if c in by
+            else DASH
+            for c in categories
+        ]
+        lines.append(f"| {_id(m.model_id)} | " + " | ".join(cells) + " |")
+    return (
+        "<details><summary>Δ by category (mean over the shared tasks of each category; tasks in parentheses)"
+        "</summary>\n\n" + "\n".join(lines) + "\n\n</details>"
+    )
+
+
+def _build(
+    comparison: Comparison,
+    baseline_md: str,
+    title: str,
+    *,
+    changed: int,
+    quiet: int,
+    categories: str,
+    elsewhere: str,
+) -> str:
+    rows = ordered(comparison)
+    detected = [m for m in rows if m.significant]
+    rest = [m for m in rows if not m.significant]
+    shown = detected[:changed] + rest[:quiet]
+    parts = [f"### {title}", baseline_md, headline(comparison)]
+    if shown:
+        parts.append(table(shown, comparison))
+    missing = []
+    if changed < len(detected):
+        missing.append(f"{_count(len(detected) - changed)} more with a detected change")
+    if quiet < len(rest):
+        missing.append(f"{_count(len(rest) - quiet)} more with no detectable change")
+    if missing:
+        parts.append(f"{' and '.join(missing)}{': ' + elsewhere if elsewhere else '.'}")
+    if rows:
+        parts.append(rule_text(comparison))
+    lines = changes_lines(comparison)
+    if lines:
+        parts.append("\n".join(lines))
+    if categories != "none":
+        block = categories_block(shown if categories == "shown" else detected[:changed])
+        if block:
+            parts.append(block)
+    return "\n\n".join(p for p in parts if p)
+
+
+def comparison_markdown(
+    comparison: Comparison,
+    baseline_description_md: str,
+    *,
+    title: str = TITLE,
+    quiet_rows: int | None = QUIET_ROWS,
+    limit: int | None = None,
+    measure: Callable[[str], int] = utf16_length,
+    elsewhere: str = "",
+) -> str:
+    """The section: title, the baseline (``describe_markdown``), a headline, the table, the rest.
+
+    Every detected change has a row; at most ``quiet_rows`` models with none do (None: all).
+    With a ``limit`` (in ``measure`` units) the category block goes first, then the quiet rows,
+    then rows of detected changes from the bottom; what is left out is counted and pointed at
+    ``elsewhere``.
+    """
+    detected = sum(m.significant for m in comparison.models)
+    quiet = len(comparison.models) - detected if quiet_rows is None else quiet_rows
+
+    def build(changed: int, quiet_shown: int, categories: str) -> str:
+        return _build(
+            comparison, baseline_description_md, title,
+            changed=changed, quiet=quiet_shown, categories=categories, elsewhere=elsewhere,
+        )  # fmt: skip
+
+    text = build(detected, quiet, "shown")
+    if limit is None or measure(text) <= limit:
+        return text
+    for changed, quiet_shown, categories in ((detected, quiet, "changed"), (detected, quiet, "none"),
+                                             (detected, 0, "none")):  # fmt: skip
+        text = build(changed, quiet_shown, categories)
+        if measure(text) <= limit:
+            return text
+    lo, hi = 0, detected
+    while lo < hi:  # rows only lengthen the section: the most that fit, by bisection
+        mid = (lo + hi + 1) // 2
+        if measure(build(mid, 0, "none")) <= limit:
+            lo = mid
+        else:
+            hi = mid - 1
+    return build(lo, 0, "none")
+
+
+def no_baseline_markdown(baseline_description_md: str, *, title: str = TITLE) -> str:
+    """The section when no baseline was found: why, and the fix (``describe_markdown`` of a NoBaseline)."""
+    return f"### {title}\n\n{baseline_description_md}\n\nNothing was compared; this does not fail the step."
+
+
+# --- the JSON report ----------------------------------------------------------------------------
+
+
+def _number(value: float) -> float | None:
+    return None if math.isnan(value) else value
+
+
+def comparison_dict(comparison: Comparison) -> dict[str, object]:
+    """The comparison for the JSON report's ``baseline`` key (full precision; NaN as null)."""
+    return {
+        "found": True,
+        "parameters": {
+            "alpha": comparison.alpha,
+            "bootstrap_samples": comparison.b,
+            "seed": comparison.seed,
+            "regression_tolerance": comparison.tolerance,
+            "min_shared_for_significance": min_tasks(comparison.alpha),
+        },
+        "counts": {
+            "compared": len(comparison.models),
+            "regressed": comparison.count("regressed"),
+            "within_tolerance": comparison.count("within tolerance"),
+            "improved": comparison.count("improved"),
+            "no_detectable_change": comparison.count("no detectable change"),
+            "unchanged": comparison.count("unchanged"),
+            "new_models": len(comparison.new_models),
+            "removed_models": len(comparison.removed_models),
+            "tasks_added": len(comparison.tasks_added),
+            "tasks_dropped": len(comparison.tasks_dropped),
+        },
+        "regressed_models": [m.model_id for m in comparison.regressions],
+        "improved_models": [m.model_id for m in comparison.improvements],
+        "models": [
+            {
+                "model_id": m.model_id,
+                "verdict": m.verdict,
+                "n_shared": m.n_shared,
+                "base_mean": _number(m.base_mean),
+                "pr_mean": _number(m.pr_mean),
+                "delta": _number(m.delta),
+                "ci_lo": _number(m.ci_lo),
+                "ci_hi": _number(m.ci_hi),
+                "p_value": _number(m.p_value),
+                "test": m.test,
+                "reason": m.reason,
+                "tasks_needed": m.tasks_needed,
+                "base_mean_all": m.base_mean_all,
+                "pr_mean_all": m.pr_mean_all,
+                "base_tasks": m.base_tasks,
+                "pr_tasks": m.pr_tasks,
+                "categories": {c.category: {"delta": c.delta, "n_shared": c.n_shared} for c in m.categories},
+            }
+            for m in comparison.models
+        ],
+        "new_models": list(comparison.new_models),
+        "removed_models": list(comparison.removed_models),
+        "tasks_added": list(comparison.tasks_added),
+        "tasks_dropped": list(comparison.tasks_dropped),
+    }
+
+
+def no_baseline_dict(reason: str, fix: str) -> dict[str, object]:
+    """The JSON report's ``baseline`` when none was found."""
+    return {"found": False, "reason": reason, "fix": fix}
