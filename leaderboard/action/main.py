@@ -14,14 +14,26 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
 from github import Github
 
+from ..comparison import Comparison, ModelChange, compare
 from ..loading import load_runs
+from ..records import EvalRun
+from ..report.comparison import (
+    TITLE,
+    comparison_dict,
+    comparison_markdown,
+    headline,
+    no_baseline_dict,
+    no_baseline_markdown,
+    shown_interval,
+    utf16_length,
+)
 from ..report.document import (
     SUMMARY_LIMIT,
     comment_body,
@@ -157,7 +169,10 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
         rank_by=settings.rank_by,
         correction=settings.correction,
     )
-    report, markdown = _write_files(settings, board)
+    # Issue 9: the comparison with the baseline, shown right under the title of every document.
+    comparison = _compare(settings, baseline, runs)
+    sections = _Sections.of(settings, baseline, comparison)
+    report, markdown = _write_files(settings, board, sections)
     outputs = {
         "report": report,
         "markdown": markdown,
@@ -167,14 +182,14 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
         "comment-id": "",
         "comment-url": "",
     }
-    summary = summary_markdown(board, title=settings.title)
+    summary = summary_markdown(board, title=settings.title, sections=sections.summary)
     where = "the job summary" if append_summary(settings.summary_path, summary.text) else outputs["markdown"]
     print(f"{board.n_models} models, {board.n_tasks} tasks, {board.n_runs} runs.")
     with commands_stopped(settings.on_runner):
         print(leaderboard_table(board.rows, board.alpha))
     print(f"Report: {outputs['report']}; markdown: {outputs['markdown']}")
     _report_baseline(settings, baseline, outputs)
-    # lead: comparison goes here (fills regressions, regressed-models, improvements; the gate)
+    _report_comparison(settings, comparison, outputs)
 
     status = 0
     number = _pull_request(settings)
@@ -183,23 +198,29 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
     elif settings.comment == "off":
         print("comment: off — no PR comment written.")
     else:
-        body = comment_body(board, key=settings.comment_key, title=settings.title, run_url=settings.run_url).text
+        body = comment_body(
+            board, key=settings.comment_key, title=settings.title, run_url=settings.run_url, sections=sections.comment
+        ).text
         outcome, status = _publish(settings, number, client_factory, lambda t: t.upsert(body), stale=STALE)
         if outcome is not None and outcome.comment_id is not None:
             outputs["comment-id"] = str(outcome.comment_id)
             outputs["comment-url"] = outcome.url or ""
     set_outputs(settings.output_path, outputs)
-    return status
+    # The gate, once the comment (and the outputs) say what regressed.
+    return max(status, _gate(settings, comparison))
 
 
-def _write_files(settings: Settings, board: Leaderboard) -> tuple[str, str]:
+def _write_files(settings: Settings, board: Leaderboard, sections: _Sections) -> tuple[str, str]:
     """The JSON report and the full markdown, under the workspace and never through a link.
 
     The paths returned are relative to the workspace: the container sees it at
     /github/workspace, later steps on the runner elsewhere, and both resolve these.
     """
     directories = (OUTPUT_DIR, key_directory(settings.comment_key))
-    files = {"report.json": render_json(board), "leaderboard.md": full_markdown(board, title=settings.title)}
+    files = {
+        "report.json": render_json(board, baseline=sections.json),
+        "leaderboard.md": full_markdown(board, title=settings.title, sections=sections.full),
+    }
     write_inside(settings.workspace, directories, files)
     relative = "/".join(directories)
     return f"{relative}/report.json", f"{relative}/leaderboard.md"
@@ -344,4 +365,107 @@ def _report_baseline(settings: Settings, baseline: Baseline | NoBaseline | None,
         with commands_stopped(settings.on_runner):  # branch and file names are data
             print(describe(baseline))
         outputs["baseline-sha"] = baseline.sha or ""
-    append_summary(settings.summary_path, "### Baseline\n\n" + describe_markdown(baseline))
+
+
+# The comparison's share of the comment: the leaderboard below it degrades to fit the rest.
+COMMENT_SECTION_LIMIT = 24_000
+SUMMARY_SECTION_LIMIT = 256 * 1024
+
+
+@dataclass(frozen=True)
+class _Sections:
+    """The comparison (or "no baseline") section of each document, and the JSON report's ``baseline``."""
+
+    comment: tuple[str, ...] = ()
+    summary: tuple[str, ...] = ()
+    full: tuple[str, ...] = ()
+    json: dict[str, object] | None = None
+
+    @staticmethod
+    def of(settings: Settings, baseline: Baseline | NoBaseline | None, comparison: Comparison | None) -> _Sections:
+        if baseline is None or (isinstance(baseline, NoBaseline) and baseline.quiet):
+            return _Sections()
+        described = describe_markdown(baseline)
+        if isinstance(baseline, NoBaseline):
+            section = (no_baseline_markdown(described),)
+            return _Sections(section, section, section, no_baseline_dict(baseline.reason, baseline.fix))
+        assert comparison is not None
+        title = TITLE if baseline.origin == "artifact" else "Compared with the baseline"
+        source = {
+            "origin": baseline.origin,
+            "branch": baseline.branch,
+            "sha": baseline.sha,
+            "run_id": baseline.run_id,
+            "run_url": baseline.run_url,
+            "artifact": baseline.artifact,
+            "is_merge_base": baseline.is_merge_base,
+            "age_days": baseline.age_days,
+            "notes": list(baseline.notes),
+            "files": list(baseline.files),
+        }
+        return _Sections(
+            comment=(
+                comparison_markdown(
+                    comparison, described, title=title, limit=COMMENT_SECTION_LIMIT, measure=utf16_length,
+                    elsewhere="the job summary lists every model; the JSON report (`report` output, key `baseline`) "
+                    "has every number.",
+                ),
+            ),
+            summary=(
+                comparison_markdown(
+                    comparison, described, title=title, quiet_rows=None, limit=SUMMARY_SECTION_LIMIT,
+                    measure=lambda text: len(text.encode()),
+                    elsewhere="the JSON report (`report` output, key `baseline`) has them.",
+                ),
+            ),
+            full=(comparison_markdown(comparison, described, title=title, quiet_rows=None),),
+            json={**comparison_dict(comparison), "source": source},
+        )  # fmt: skip
+
+
+def _compare(settings: Settings, baseline: Baseline | NoBaseline | None, runs: Sequence[EvalRun]) -> Comparison | None:
+    """Each model against its baseline scores, with the leaderboard's b, alpha and seed."""
+    if not isinstance(baseline, Baseline):
+        return None
+    return compare(
+        baseline.runs,
+        runs,
+        b=settings.bootstrap_samples,
+        alpha=settings.alpha,
+        seed=settings.seed,
+        tolerance=settings.regression_tolerance,
+    )
+
+
+def _report_comparison(settings: Settings, comparison: Comparison | None, outputs: dict[str, str]) -> None:
+    """The comparison's outputs and its lines in the log."""
+    if comparison is None:
+        return
+    regressed = comparison.regressions
+    outputs["regressions"] = str(len(regressed))
+    outputs["regressed-models"] = json.dumps([m.model_id for m in regressed])
+    outputs["improvements"] = str(len(comparison.improvements))
+    print(f"Compared with the baseline: {headline(comparison).replace('**', '')}")
+    with commands_stopped(settings.on_runner):  # model ids are data
+        for m in (*regressed, *comparison.having("within tolerance"), *comparison.improvements):
+            print(f"  {m.verdict}: {_change(m, comparison.alpha)}")
+
+
+def _change(m: ModelChange, alpha: float) -> str:
+    delta, lo, hi = shown_interval(m)
+    return (
+        f"{m.model_id}: Δ {delta} ({(1 - alpha) * 100:.6g}% CI {lo} to {hi}) over {m.n_shared} shared tasks, "
+        f"{m.test} p = {m.p_value:.3g}"
+    )
+
+
+def _gate(settings: Settings, comparison: Comparison | None) -> int:
+    """``fail-on-regression``: one error per regressed model, and exit status 1. Improvements never fail."""
+    if comparison is None or not settings.fail_on_regression or not comparison.regressions:
+        return 0
+    tolerance = f" (more than the tolerance {comparison.tolerance:g})" if comparison.tolerance > 0 else ""
+    for m in comparison.regressions:
+        annotate("error", f"Regressed{tolerance}: {_change(m, comparison.alpha)}", title="Regression")
+    count = len(comparison.regressions)
+    print(f"fail-on-regression: {count} model{'s' if count != 1 else ''} regressed; failing the step.")
+    return 1
