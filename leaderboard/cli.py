@@ -8,13 +8,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
+from .comparison import compare
 from .limits import MAX_BOOTSTRAP_SAMPLES
 from .loading import load_runs
 from .numbers import parse_decimal, parse_integer
+from .report.comparison import comparison_dict, comparison_markdown, shown_interval
 from .report.json_report import write_json
-from .report.markdown import render_report
+from .report.markdown import md_text, render_report
 from .statistics import CORRECTIONS, RANK_BY, analyse, min_resamples
-from .validation import InvalidEvalRuns
+from .validation import InvalidEvalRuns, printable
 
 
 def _alpha(text: str) -> float:
@@ -33,6 +35,13 @@ def _samples(text: str) -> int:
     # The action's bound: beyond it the resamples alone outgrow a runner's memory.
     if not 1 <= value <= MAX_BOOTSTRAP_SAMPLES:
         raise argparse.ArgumentTypeError(f"must be an integer from 1 to {MAX_BOOTSTRAP_SAMPLES}, got {text}")
+    return value
+
+
+def _tolerance(text: str) -> float:
+    value = parse_decimal(text)
+    if value is None or not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number from 0 to 1 (score units), got {text!r}")
     return value
 
 
@@ -67,6 +76,19 @@ def parser() -> argparse.ArgumentParser:
         help="multiple comparisons: none (per-pair alpha, default) or holm (family-wise alpha over all pairs)",
     )
     p.add_argument("--title", default=None, help="a heading for the markdown")
+    p.add_argument(
+        "--baseline",
+        nargs="+",
+        metavar="FILE_OR_GLOB",
+        help="baseline EvalRun files: compare each model with its baseline scores (put it after the run files)",
+    )
+    p.add_argument(
+        "--regression-tolerance",
+        type=_tolerance,
+        default=0.0,
+        help="a drop in mean score up to this much (score units, 0 to 1) is not a regression (default 0)",
+    )
+    p.add_argument("--fail-on-regression", action="store_true", help="exit 1 when a model regressed against --baseline")
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return p
 
@@ -74,6 +96,8 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     cli = parser()
     args = cli.parse_args(argv)
+    if args.fail_on_regression and not args.baseline:
+        cli.error("--fail-on-regression needs --baseline")
     if args.b < min_resamples(args.alpha):
         cli.error(
             f"--b must be at least {min_resamples(args.alpha)} at --alpha {args.alpha:g} "
@@ -94,13 +118,45 @@ def _run(args: argparse.Namespace) -> int:
             print(problem, file=sys.stderr)
         print(f"{len(exc.problems)} problem(s): no leaderboard was made.", file=sys.stderr)
         return 1
+    baseline = None
+    if args.baseline:
+        try:
+            baseline = load_runs(args.baseline)
+        except InvalidEvalRuns as exc:
+            for problem in exc.problems:
+                print(f"baseline: {problem}", file=sys.stderr)
+            print(f"{len(exc.problems)} problem(s) in the baseline: no leaderboard was made.", file=sys.stderr)
+            return 1
     board = analyse(runs, b=args.b, alpha=args.alpha, seed=args.seed, rank_by=args.rank_by, correction=args.correction)
+    comparison = None
+    if baseline is not None:
+        comparison = compare(
+            baseline, runs, b=args.b, alpha=args.alpha, seed=args.seed, tolerance=args.regression_tolerance
+        )
     if args.json is not None:
         try:
             with args.json.open("w", encoding="utf-8") as handle:
-                write_json(board, handle)
+                write_json(board, handle, baseline=comparison_dict(comparison) if comparison else None)
         except OSError as exc:
             print(f"cannot write {args.json}: {exc.strerror or exc}", file=sys.stderr)
             return 1
-    sys.stdout.write(render_report(board, title=args.title))
+    if comparison is None:
+        sys.stdout.write(render_report(board, title=args.title))
+        return 0
+    # The comparison right under the title, as in the action's documents.
+    shown = ", ".join(args.baseline)
+    section = comparison_markdown(comparison, f"**Baseline:** {md_text(shown)} ({len(baseline or ())} records).",
+                                  title="Compared with the baseline", quiet_rows=None)  # fmt: skip
+    head = [f"## {md_text(args.title)}"] if args.title else []
+    sys.stdout.write("\n\n".join([*head, section, render_report(board)]))
+    if args.fail_on_regression and comparison.regressions:
+        for m in comparison.regressions:
+            delta, lo, hi = shown_interval(m)
+            print(
+                f"regressed: {printable(m.model_id)}: Δ {delta} ({(1 - args.alpha) * 100:.6g}% CI {lo} to {hi}) "
+                f"over {m.n_shared} shared tasks, {m.test} p = {m.p_value:.3g}",
+                file=sys.stderr,
+            )
+        print(f"{len(comparison.regressions)} model(s) regressed: failing (--fail-on-regression).", file=sys.stderr)
+        return 1
     return 0
