@@ -131,8 +131,9 @@ def _run(args: argparse.Namespace) -> int:
     comparison = None
     if baseline is not None:
         comparison = compare(
-            baseline, runs, b=args.b, alpha=args.alpha, seed=args.seed, tolerance=args.regression_tolerance
-        )
+            baseline, runs, b=args.b, alpha=args.alpha, seed=args.seed, tolerance=args.regression_tolerance,
+            correction=args.correction,
+        )  # fmt: skip
     if args.json is not None:
         try:
             with args.json.open("w", encoding="utf-8") as handle:

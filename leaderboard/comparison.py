@@ -28,8 +28,17 @@ from numpy.typing import NDArray
 
 from .records import EvalRun
 from .resampling import FloatArray, encode_ids, keyed_rng, percentile_interval, resampled_means
-from .significance import min_tasks, sign_flip_test, tasks_needed
-from .statistics import TEST_WORDS, TIE_ABS_TOL, TIE_REL_TOL, _Matrix, _matrix, check_resamples
+from .significance import holm, min_tasks, sign_flip_test, tasks_needed
+from .statistics import (
+    CORRECTIONS,
+    TEST_WORDS,
+    TIE_ABS_TOL,
+    TIE_REL_TOL,
+    Correction,
+    _Matrix,
+    _matrix,
+    check_resamples,
+)
 
 Verdict = Literal["regressed", "within tolerance", "improved", "no detectable change", "unchanged"]
 VERDICTS: tuple[Verdict, ...] = ("regressed", "within tolerance", "improved", "no detectable change", "unchanged")
@@ -53,6 +62,8 @@ class ModelChange:
 
     ``base_mean``/``pr_mean`` are over the shared tasks (their difference is ``delta``);
     ``base_mean_all``/``pr_mean_all`` over each side's own tasks (``base_tasks``/``pr_tasks``).
+    ``p_value`` is the exact test's p, ``p_adjusted`` the one compared with alpha (Holm-adjusted
+    over the models compared when the comparison's ``correction`` is "holm").
     ``reason`` says why no change was detected (None when one was); ``tasks_needed`` is about
     how many shared tasks would detect a change the size of ``delta`` (None when it is 0).
     With no shared task, ``delta``, the means over shared tasks, the CI and p are NaN.
@@ -67,6 +78,7 @@ class ModelChange:
     ci_lo: float
     ci_hi: float
     p_value: float
+    p_adjusted: float
     test: str
     reason: str | None
     tasks_needed: int | None
@@ -100,6 +112,7 @@ class Comparison:
     b: int
     seed: int
     tolerance: float
+    correction: Correction = "none"
 
     def having(self, verdict: Verdict) -> tuple[ModelChange, ...]:
         return tuple(m for m in self.models if m.verdict == verdict)
@@ -117,7 +130,9 @@ class Comparison:
         return len(self.having(verdict))
 
 
-def _check(b: int, alpha: float, tolerance: float) -> None:
+def _check(b: int, alpha: float, tolerance: float, correction: str) -> None:
+    if correction not in CORRECTIONS:
+        raise ValueError(f"correction must be one of {', '.join(CORRECTIONS)}, got {correction!r}")
     if isinstance(b, bool) or not isinstance(b, (int, np.integer)) or b < 1:
         raise ValueError(f"b (the number of bootstrap resamples) must be a positive integer, got {b!r}")
     if not (isinstance(alpha, (int, float)) and 0.0 < alpha < 1.0):
@@ -159,12 +174,15 @@ def compare(
     alpha: float,
     seed: int,
     tolerance: float = 0.0,
+    correction: Correction = "none",
 ) -> Comparison:
     """Compare each model of ``runs`` with the same model in ``baseline_runs`` (matched by model_id).
 
-    Both sides are validated like the leaderboard's input (``InvalidEvalRuns``).
+    ``correction="holm"`` tests the models compared as one family (Holm's step-down over every
+    model with a shared task), as ``pairwise-correction: holm`` does for the pairs. Both sides
+    are validated like the leaderboard's input (``InvalidEvalRuns``).
     """
-    _check(b, alpha, tolerance)
+    _check(b, alpha, tolerance, correction)
     base, pr = _side(list(baseline_runs)), _side(list(runs))
     base_models = set(base.model_ids) if base else set()
     pr_models = set(pr.model_ids) if pr else set()
@@ -211,6 +229,9 @@ def compare(
     for start in range(0, count, step):
         p[start : start + step], method[start : start + step] = sign_flip_test(diffs[start : start + step], seed)
 
+    adjusted = p.copy()
+    if correction == "holm":
+        adjusted[n > 0] = holm(p[n > 0])
     tie_free = np.where(unchanged | (np.abs(delta) <= TIE_ABS_TOL), 0.0, delta)
     needed = tasks_needed(np.nan_to_num(tie_free), sd, alpha)
     fewest = min_tasks(alpha)
@@ -219,20 +240,20 @@ def compare(
     changes = []
     for k, model in enumerate(models):
         shared_k = int(n[k])
-        d, ci_lo, ci_hi, p_k = float(delta[k]), float(lo[k]), float(hi[k]), float(p[k])
+        d, ci_lo, ci_hi, p_k, adj_k = float(delta[k]), float(lo[k]), float(hi[k]), float(p[k]), float(adjusted[k])
         test = TEST_WORDS[int(method[k])]
         verdict: Verdict = "no detectable change"
         reason: str | None
         if shared_k == 0:
-            reason, p_k = "no shared tasks", math.nan
+            reason, p_k, adj_k = "no shared tasks", math.nan, math.nan
         elif unchanged[k]:
             verdict, reason, d, ci_lo, ci_hi = "unchanged", "the same score on every shared task", 0.0, 0.0, 0.0
         elif shared_k < fewest:
             reason = f"too few shared tasks ({shared_k} < {fewest})"
         elif not (ci_lo > TIE_ABS_TOL or ci_hi < -TIE_ABS_TOL):
             reason = "CI includes 0"
-        elif not p_k <= alpha:
-            reason = f"{test} p = {p_k:.3g}"
+        elif not adj_k <= alpha:
+            reason = f"{'Holm-adjusted' if correction == 'holm' else test} p = {adj_k:.3g}"
         elif ci_lo > TIE_ABS_TOL:
             verdict, reason = "improved", None
         else:
@@ -253,6 +274,7 @@ def compare(
                 ci_lo=ci_lo,
                 ci_hi=ci_hi,
                 p_value=p_k,
+                p_adjusted=adj_k,
                 test=test if shared_k else TEST_WORDS[0],
                 reason=reason,
                 tasks_needed=int(needed[k]) if needed[k] >= 0 else None,
@@ -276,4 +298,5 @@ def compare(
         b=int(b),
         seed=int(seed),
         tolerance=float(tolerance),
+        correction=correction,
     )

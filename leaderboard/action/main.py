@@ -434,6 +434,7 @@ def _compare(settings: Settings, baseline: Baseline | NoBaseline | None, runs: S
         alpha=settings.alpha,
         seed=settings.seed,
         tolerance=settings.regression_tolerance,
+        correction=settings.correction,
     )
 
 

@@ -165,10 +165,11 @@ def rule_text(comparison: Comparison) -> str:
         if comparison.tolerance > 0
         else ""
     )
+    holm = f" (Holm-adjusted over the {len(comparison.models)} models)" if comparison.correction == "holm" else ""
     return (
         f"<sub>Δ = this run − baseline, the mean over the tasks the model ran in both; {confidence} paired "
         f"bootstrap CI ({comparison.b} resamples, seed {comparison.seed}), ends rounded outward. A change is "
-        f"detected when the CI excludes 0, the exact paired permutation test gives p ≤ {comparison.alpha:g} and "
+        f"detected when the CI excludes 0, the exact paired permutation test gives p ≤ {comparison.alpha:g}{holm} and "
         f"the model shares at least {min_tasks(comparison.alpha)} tasks; a drop is a regression when it is "
         f"detected{tolerance}. Means are over the shared tasks.</sub>"
     )
@@ -347,6 +348,7 @@ def comparison_dict(comparison: Comparison) -> dict[str, object]:
             "bootstrap_samples": comparison.b,
             "seed": comparison.seed,
             "regression_tolerance": comparison.tolerance,
+            "correction": comparison.correction,
             "min_shared_for_significance": min_tasks(comparison.alpha),
         },
         "counts": {
@@ -374,6 +376,7 @@ def comparison_dict(comparison: Comparison) -> dict[str, object]:
                 "ci_lo": _number(m.ci_lo),
                 "ci_hi": _number(m.ci_hi),
                 "p_value": _number(m.p_value),
+                "p_adjusted": _number(m.p_adjusted),
                 "test": m.test,
                 "reason": m.reason,
                 "tasks_needed": m.tasks_needed,
