@@ -45,7 +45,7 @@ from ..report.document import (
 from ..report.json_report import render_json
 from ..report.markdown import leaderboard_table, md_text
 from ..statistics import Leaderboard, analyse
-from ..validation import InvalidEvalRuns, Problem
+from ..validation import InvalidEvalRuns, Problem, printable
 from .baseline import Baseline, NoBaseline, describe, describe_markdown, resolve_baseline
 from .event import pull_request_number
 from .github_api import (
@@ -454,9 +454,10 @@ def _report_comparison(settings: Settings, comparison: Comparison | None, output
 
 def _change(m: ModelChange, alpha: float) -> str:
     delta, lo, hi = shown_interval(m)
+    adjusted = f" (Holm-adjusted {m.p_adjusted:.3g})" if m.p_adjusted != m.p_value else ""
     return (
-        f"{m.model_id}: Δ {delta} ({(1 - alpha) * 100:.6g}% CI {lo} to {hi}) over {m.n_shared} shared tasks, "
-        f"{m.test} p = {m.p_value:.3g}"
+        f"{printable(m.model_id)}: Δ {delta} ({(1 - alpha) * 100:.6g}% CI {lo} to {hi}) over {m.n_shared} "
+        f"shared tasks, {m.test} p = {m.p_value:.3g}{adjusted}"
     )
 
 
