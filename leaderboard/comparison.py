@@ -28,7 +28,7 @@ from numpy.typing import NDArray
 
 from .records import EvalRun
 from .resampling import FloatArray, encode_ids, keyed_rng, percentile_interval, resampled_means
-from .significance import holm, min_tasks, sign_flip_test, tasks_needed
+from .significance import METHOD_NAMES, holm, min_tasks, sign_flip_test, tasks_needed
 from .statistics import (
     CORRECTIONS,
     TEST_WORDS,
@@ -62,10 +62,11 @@ class ModelChange:
 
     ``base_mean``/``pr_mean`` are over the shared tasks (their difference is ``delta``);
     ``base_mean_all``/``pr_mean_all`` over each side's own tasks (``base_tasks``/``pr_tasks``).
-    ``p_value`` is the exact test's p, ``p_adjusted`` the one compared with alpha (Holm-adjusted
-    over the models compared when the comparison's ``correction`` is "holm").
-    ``reason`` says why no change was detected (None when one was); ``tasks_needed`` is about
-    how many shared tasks would detect a change the size of ``delta`` (None when it is 0).
+    ``test`` says how p was computed (``significance.METHOD_NAMES``), ``p_value`` is its p,
+    ``p_adjusted`` the one compared with alpha (Holm-adjusted over the models compared when
+    the comparison's ``correction`` is "holm"). ``reason`` says why no change was detected
+    (None when one was); ``tasks_needed`` is about how many shared tasks would detect a
+    change the size of ``delta`` (None when it is 0).
     With no shared task, ``delta``, the means over shared tasks, the CI and p are NaN.
     """
 
@@ -241,7 +242,7 @@ def compare(
     for k, model in enumerate(models):
         shared_k = int(n[k])
         d, ci_lo, ci_hi, p_k, adj_k = float(delta[k]), float(lo[k]), float(hi[k]), float(p[k]), float(adjusted[k])
-        test = TEST_WORDS[int(method[k])]
+        test = METHOD_NAMES[int(method[k])]
         verdict: Verdict = "no detectable change"
         reason: str | None
         if shared_k == 0:
@@ -253,7 +254,7 @@ def compare(
         elif not (ci_lo > TIE_ABS_TOL or ci_hi < -TIE_ABS_TOL):
             reason = "CI includes 0"
         elif not adj_k <= alpha:
-            reason = f"{'Holm-adjusted' if correction == 'holm' else test} p = {adj_k:.3g}"
+            reason = f"{'Holm-adjusted' if correction == 'holm' else TEST_WORDS[int(method[k])]} p = {adj_k:.3g}"
         elif ci_lo > TIE_ABS_TOL:
             verdict, reason = "improved", None
         else:
@@ -275,7 +276,7 @@ def compare(
                 ci_hi=ci_hi,
                 p_value=p_k,
                 p_adjusted=adj_k,
-                test=test if shared_k else TEST_WORDS[0],
+                test=test,
                 reason=reason,
                 tasks_needed=int(needed[k]) if needed[k] >= 0 else None,
                 base_mean_all=float(np.mean(own_base)),

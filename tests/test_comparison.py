@@ -237,7 +237,7 @@ def test_swe_bench_binary_scores_use_the_exact_mcnemar_test() -> None:
     fixed = set(rng.sample(failures, 40))
     pr = [dataclasses.replace(r, score=1.0) if r.model_id == model and r.task_id in fixed else r for r in base]
     m = change(cmp(base, pr), model)
-    assert m.verdict == "improved" and m.test == "exact McNemar test" and m.delta == pytest.approx(0.08)
+    assert m.verdict == "improved" and m.test == "exact binomial (McNemar)" and m.delta == pytest.approx(0.08)
     assert m.n_shared == 500 and m.ci_lo < 0.08 < m.ci_hi + 1e-12
 
 
@@ -247,8 +247,8 @@ def test_swe_bench_binary_scores_use_the_exact_mcnemar_test() -> None:
 def made(verdict: str, delta: float, lo: float, hi: float, **kw: object) -> ModelChange:
     fields: dict[str, object] = dict(
         model_id="m", verdict=verdict, n_shared=41, base_mean=0.5, pr_mean=0.5 + delta, delta=delta, ci_lo=lo,
-        ci_hi=hi, p_value=0.001, p_adjusted=0.001, test="exact test", reason=None, tasks_needed=None, base_mean_all=0.5,
-        pr_mean_all=0.5 + delta, base_tasks=41, pr_tasks=41,
+        ci_hi=hi, p_value=0.001, p_adjusted=0.001, test="exact sign-flip", reason=None, tasks_needed=None,
+        base_mean_all=0.5, pr_mean_all=0.5 + delta, base_tasks=41, pr_tasks=41,
     )  # fmt: skip
     fields.update(kw)
     return ModelChange(**fields)  # type: ignore[arg-type]
