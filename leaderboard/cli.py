@@ -12,11 +12,14 @@ from .comparison import compare
 from .limits import MAX_BOOTSTRAP_SAMPLES
 from .loading import load_runs
 from .numbers import parse_decimal, parse_integer
-from .report.comparison import comparison_dict, comparison_markdown, shown_interval
+from .report.comparison import comment_section, comparison_dict, full_section, gate_line
+from .report.document import COMMENT_KEY, Commit, comment_body, render_report
 from .report.json_report import write_json
-from .report.markdown import md_text, render_report
+from .report.markdown import md_text
 from .statistics import CORRECTIONS, RANK_BY, analyse, min_resamples
-from .validation import InvalidEvalRuns, printable
+from .validation import InvalidEvalRuns
+
+BASELINE_TITLE = "Compared with the baseline"
 
 
 def _alpha(text: str) -> float:
@@ -77,6 +80,14 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--title", default=None, help="a heading for the markdown")
     p.add_argument(
+        "--comment",
+        metavar="PATH",
+        type=Path,
+        help="also write the exact PR comment body the action would post here (marker included)",
+    )
+    p.add_argument("--comment-key", default="leaderboard", help="the comment key for --comment (default leaderboard)")
+    p.add_argument("--commit", metavar="SHA", help="the commit the results describe, named in the documents")
+    p.add_argument(
         "--baseline",
         nargs="+",
         metavar="FILE_OR_GLOB",
@@ -96,6 +107,8 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     cli = parser()
     args = cli.parse_args(argv)
+    if not COMMENT_KEY.fullmatch(args.comment_key):
+        cli.error("--comment-key must be 1-100 letters, digits, '.', '_', '-' or '/', starting with a letter or digit")
     if args.fail_on_regression and not args.baseline:
         cli.error("--fail-on-regression needs --baseline")
     if args.b < min_resamples(args.alpha):
@@ -141,23 +154,31 @@ def _run(args: argparse.Namespace) -> int:
         except OSError as exc:
             print(f"cannot write {args.json}: {exc.strerror or exc}", file=sys.stderr)
             return 1
-    if comparison is None:
-        sys.stdout.write(render_report(board, title=args.title))
-        return 0
-    # The comparison right under the title, as in the action's documents.
-    shown = ", ".join(args.baseline)
-    section = comparison_markdown(comparison, f"**Baseline:** {md_text(shown)} ({len(baseline or ())} records).",
-                                  title="Compared with the baseline", quiet_rows=None)  # fmt: skip
-    head = [f"## {md_text(args.title)}"] if args.title else []
-    sys.stdout.write("\n\n".join([*head, section, render_report(board)]))
-    if args.fail_on_regression and comparison.regressions:
+    commit = Commit(args.commit) if args.commit else None
+    described = ""
+    if comparison is not None:
+        described = f"**Baseline:** {md_text(', '.join(args.baseline))} ({len(baseline or ()):,} records)."
+    if args.comment is not None:
+        sections = [comment_section(comparison, described, title=BASELINE_TITLE)] if comparison else []
+        body = comment_body(
+            board,
+            key=args.comment_key,
+            title=args.title or "Model leaderboard",
+            run_url=None,
+            commit=commit,
+            sections=sections,
+        )
+        try:
+            args.comment.write_text(body.text, encoding="utf-8")
+        except OSError as exc:
+            print(f"cannot write {args.comment}: {exc.strerror or exc}", file=sys.stderr)
+            return 1
+    # The comparison right under the verdict, as in the action's documents.
+    sections = [full_section(comparison, described, title=BASELINE_TITLE)] if comparison else []
+    sys.stdout.write(render_report(board, title=args.title, commit=commit, sections=sections))
+    if comparison is not None and args.fail_on_regression and comparison.regressions:
         for m in comparison.regressions:
-            delta, lo, hi = shown_interval(m)
-            print(
-                f"regressed: {printable(m.model_id)}: Δ {delta} ({(1 - args.alpha) * 100:.6g}% CI {lo} to {hi}) "
-                f"over {m.n_shared} shared tasks, {m.test} p = {m.p_value:.3g}",
-                file=sys.stderr,
-            )
+            print(f"regressed: {gate_line(m, args.alpha)}", file=sys.stderr)
         print(f"{len(comparison.regressions)} model(s) regressed: failing (--fail-on-regression).", file=sys.stderr)
         return 1
     return 0

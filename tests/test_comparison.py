@@ -152,8 +152,8 @@ def test_a_bootstrap_ci_that_excludes_0_is_no_change_when_the_exact_test_disagre
     m = change(cmp(base, pr), "m")
     assert m.ci_lo > 0 and m.p_value == pytest.approx(0.0625)
     assert m.verdict == "no detectable change" and m.reason == "exact test p = 0.0625"
-    delta, lo, hi = shown_interval(m)
-    assert (delta, lo) == ("+0.082", "0.000") and Decimal(hi) > 0
+    delta, ci, extended = shown_interval(m)
+    assert (delta, extended) == ("+0.082", True) and ci.startswith("[0.000, +0.") and ci.endswith("]†")
 
 
 def test_a_model_with_no_shared_task_is_not_compared() -> None:
@@ -161,7 +161,7 @@ def test_a_model_with_no_shared_task_is_not_compared() -> None:
     m = change(c, "m")
     assert m.verdict == "no detectable change" and m.reason == "no shared tasks" and math.isnan(m.delta)
     assert (c.tasks_added, c.tasks_dropped) == (("b",), ("a",))
-    assert shown_interval(m) == ("—", "—", "—")
+    assert shown_interval(m) == ("—", "—", False)
 
 
 def test_new_and_removed_models_and_added_and_dropped_tasks_are_listed() -> None:
@@ -254,24 +254,33 @@ def made(verdict: str, delta: float, lo: float, hi: float, **kw: object) -> Mode
     return ModelChange(**fields)  # type: ignore[arg-type]
 
 
+def ends(change: ModelChange) -> tuple[Decimal, Decimal]:
+    _, ci, _ = shown_interval(change)
+    lo, hi = ci.rstrip("†").strip("[]").replace("−", "-").split(", ")
+    return Decimal(lo), Decimal(hi)
+
+
 def test_ci_ends_are_rounded_outward_and_deltas_are_signed() -> None:
-    assert shown_interval(made("regressed", -0.02, -0.0261, -0.0139)) == ("-0.020", "-0.027", "-0.013")
-    assert shown_interval(made("improved", 0.0125, 0.0101, 0.0149)) == ("+0.012", "+0.010", "+0.015")
+    assert shown_interval(made("regressed", -0.02, -0.0261, -0.0139)) == ("−0.020", "[−0.027, −0.013]", False)
+    assert shown_interval(made("improved", 0.0125, 0.0101, 0.0149)) == ("+0.013", "[+0.010, +0.015]", False)
     # An end that is already on the grid stays (0.013 is not pushed to 0.014 by binary rounding).
-    assert shown_interval(made("improved", 0.02, 0.013, 0.03)) == ("+0.020", "+0.013", "+0.030")
+    assert shown_interval(made("improved", 0.02, 0.013, 0.03)) == ("+0.020", "[+0.013, +0.030]", False)
 
 
 def test_a_detected_change_never_shows_an_end_of_0_or_of_the_wrong_sign() -> None:
-    assert shown_interval(made("improved", 0.0031, 0.0004, 0.0061)) == ("+0.0031", "+0.0004", "+0.0061")
-    assert shown_interval(made("regressed", -0.00004, -0.00007, -0.00002)) == ("-0.00004", "-0.00007", "-0.00002")
+    assert shown_interval(made("improved", 0.0031, 0.0004, 0.0061)) == ("+0.0031", "[+0.0004, +0.0061]", False)
+    assert shown_interval(made("regressed", -0.00004, -0.00007, -0.00002)) == (
+        "−0.00004", "[−0.00007, −0.00002]", False,
+    )  # fmt: skip
     rng = np.random.default_rng(11)
     for _ in range(3000):
         a, b = sorted(10.0 ** rng.uniform(-11.9, -0.5, 2))
         up = rng.random() < 0.5
         lo, hi = (a, b) if up else (-b, -a)
         m = made("improved" if up else rng.choice(["regressed", "within tolerance"]), (lo + hi) / 2, lo, hi)
-        _, low, high = (Decimal(x) for x in shown_interval(m))
-        assert low <= Decimal(repr(float(lo))) and high >= Decimal(repr(float(hi)))  # outward
+        low, high = ends(m)
+        # Outward, to the documents' slack of 1e-7 of the last decimal shown (0.29 stays 0.29).
+        assert float(low) <= lo + 1e-7 * abs(lo) + 1e-19 and float(high) >= hi - 1e-7 * abs(hi) - 1e-19
         assert (low > 0) if up else (high < 0), (lo, hi, low, high)
 
 
@@ -280,8 +289,8 @@ def test_no_detectable_change_always_shows_an_interval_containing_0() -> None:
     for _ in range(3000):
         lo, hi = sorted(rng.uniform(-0.05, 0.05, 2) * 10.0 ** rng.uniform(-6, 0))
         m = made("no detectable change", (lo + hi) / 2, lo, hi, reason="exact test p = 0.1")
-        _, low, high = (Decimal(x) for x in shown_interval(m))
-        assert low <= 0 <= high and low <= Decimal(repr(float(lo))) and high >= Decimal(repr(float(hi)))
+        low, high = ends(m)
+        assert low <= 0 <= high and float(low) <= lo + 1e-10 and float(high) >= hi - 1e-10
 
 
 def test_the_section_lists_regressions_then_improvements_then_the_rest(example: list[EvalRun]) -> None:
@@ -292,7 +301,7 @@ def test_the_section_lists_regressions_then_improvements_then_the_rest(example: 
     assert text.startswith("### Compared with the base branch\n\n**Baseline:** `main` @ abc.\n\n")
     assert "**1 model regressed**, 1 improved, 4 no detectable change." in text
     rows = [line for line in text.splitlines() if line.startswith("| `")]
-    assert rows[0].startswith("| `intfloat/e5-base-v2` | 0.627 | 0.597 | -0.030 [")
+    assert rows[0].startswith("| `intfloat/e5-base-v2` | 0.627 | 0.597 | −0.030 [")
     assert rows[0].endswith("| ❌ **regressed** | 41 |")
     assert rows[1].startswith("| `jinaai/jina-embeddings-v3` |") and "✅ **improved**" in rows[1]
     assert rows[2].startswith("| `BAAI/bge-large-en-v1.5` |") and "➖ no detectable change (" in rows[2]
@@ -394,15 +403,18 @@ def test_the_cli_compares_with_baseline_files_and_fails_on_regression_only_when_
     out = tmp_path / "r.json"
     plain = cli(str(pr), "--title", "PR 7", "--json", str(out), "--baseline", str(EXAMPLE))
     assert plain.returncode == 0, plain.stderr
-    assert plain.stdout.startswith("## PR 7\n\n### Compared with the baseline\n\n**Baseline:** ")
+    # Right under the verdict, before the leaderboard.
+    assert plain.stdout.startswith("## PR 7\n\n**`Qwen/Qwen3-Embedding-0.6B` is best**")
+    assert "\n\n### Compared with the baseline\n\n**Baseline:** " in plain.stdout
+    assert plain.stdout.index("### Compared with the baseline") < plain.stdout.index("| Rank |")
     assert "**1 model regressed**, 5 no detectable change." in plain.stdout
-    assert "| `intfloat/e5-base-v2` | 0.627 | 0.607 | -0.020 [" in plain.stdout
-    assert "| Rank | Model | Mean | 95% CI | Win rate | Tasks |" in plain.stdout  # the leaderboard follows
+    assert "| `intfloat/e5-base-v2` | 0.627 | 0.607 | −0.020 [" in plain.stdout
+    assert "| Rank | Model | Mean | 95% CI | vs next | Win rate | Tasks |" in plain.stdout  # the leaderboard follows
     assert json.loads(out.read_text())["baseline"]["regressed_models"] == ["intfloat/e5-base-v2"]
 
     gated = cli(str(pr), "--baseline", str(EXAMPLE), "--fail-on-regression")
     assert gated.returncode == 1 and gated.stdout == plain.stdout.split("\n\n", 1)[1]
-    assert "regressed: intfloat/e5-base-v2: Δ -0.020 (95% CI -0.021 to -0.020) over 41 shared tasks" in gated.stderr
+    assert "regressed: intfloat/e5-base-v2: Δ −0.020, 95% CI [−0.020, −0.020], over 41 shared tasks" in gated.stderr
 
     tolerated = cli(str(pr), "--baseline", str(EXAMPLE), "--fail-on-regression", "--regression-tolerance", "0.05")
     assert tolerated.returncode == 0 and "lower within the tolerance" in tolerated.stdout

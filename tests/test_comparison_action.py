@@ -47,10 +47,10 @@ def test_a_regression_with_the_gate_posts_the_comment_then_errors_naming_the_mod
     assert body.index("### Compared with the base branch") < body.index("| Rank | Model |")
     assert "[`a1b2c3d`](https://github.com/octo/evals/commit/" in body
     assert "**1 model regressed**, 5 no detectable change." in body
-    assert f"| `{REGRESSING}` | 0.627 | 0.607 | -0.020 [-0.021, -0.020] | ❌ **regressed** | 41 |" in body
+    assert f"| `{REGRESSING}` | 0.627 | 0.607 | −0.020 [−0.020, −0.020] | ❌ **regressed** | 41 |" in body
     errors = [a for a in result.annotations if a.startswith("::error")]
     assert errors == [
-        f"::error title=Regression::Regressed: {REGRESSING}: Δ -0.020 (95%25 CI -0.021 to -0.020) over 41 shared "
+        f"::error title=Regression::Regressed: {REGRESSING}: Δ −0.020, 95%25 CI [−0.020, −0.020], over 41 shared "
         "tasks, exact binomial (McNemar) p = 9.09e-13"
     ]
     # The comment first, then the errors.
@@ -141,7 +141,7 @@ def test_a_model_id_cannot_forge_a_workflow_command(workspace: Path, fake_github
         return  # refused as data: nothing to forge
     assert result.code == 1, result.stdout
     assert not [line for line in result.stdout.splitlines() if line.startswith(("::error::forged", "::warning::x"))]
-    assert "regressed: m\\n::warning::x: Δ -0.200" in result.stdout or "::error::forged" in result.stdout
+    assert "regressed: m\\n::warning::x: Δ −0.200" in result.stdout or "::error::forged" in result.stdout
 
 
 def test_an_archive_with_another_models_set_lists_new_and_removed_models(workspace: Path, fake_github) -> None:  # noqa: F811

@@ -21,21 +21,23 @@ from typing import Any, TextIO
 
 from github import Github
 
-from ..comparison import Comparison, ModelChange, compare
+from ..comparison import Comparison, compare
 from ..loading import load_runs
 from ..records import EvalRun
 from ..report.comparison import (
     TITLE,
+    comment_section,
     comparison_dict,
-    comparison_markdown,
+    full_section,
+    gate_line,
     headline,
     no_baseline_dict,
     no_baseline_markdown,
-    shown_interval,
-    utf16_length,
+    summary_section,
 )
 from ..report.document import (
     SUMMARY_LIMIT,
+    Commit,
     comment_body,
     full_markdown,
     problems_markdown,
@@ -45,9 +47,9 @@ from ..report.document import (
 from ..report.json_report import render_json
 from ..report.markdown import leaderboard_table, md_text
 from ..statistics import Leaderboard, analyse
-from ..validation import InvalidEvalRuns, Problem, printable
+from ..validation import InvalidEvalRuns, Problem
 from .baseline import Baseline, NoBaseline, describe, describe_markdown, resolve_baseline
-from .event import pull_request_number
+from .event import head_sha, pull_request_number
 from .github_api import (
     CommentOutcome,
     CommentRefused,
@@ -169,10 +171,19 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
         rank_by=settings.rank_by,
         correction=settings.correction,
     )
-    # Issue 9: the comparison with the baseline, shown right under the title of every document.
+    # Issue 9: the comparison with the baseline, shown right under the verdict of every document.
     comparison = _compare(settings, baseline, runs)
     sections = _Sections.of(settings, baseline, comparison)
-    report, markdown = _write_files(settings, board, sections)
+    commit = _commit(settings)
+    body = comment_body(
+        board,
+        key=settings.comment_key,
+        title=settings.title,
+        run_url=settings.run_url,
+        commit=commit,
+        sections=sections.comment,
+    ).text
+    report, markdown = _write_files(settings, board, comment=body, commit=commit, sections=sections)
     outputs = {
         "report": report,
         "markdown": markdown,
@@ -182,7 +193,7 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
         "comment-id": "",
         "comment-url": "",
     }
-    summary = summary_markdown(board, title=settings.title, sections=sections.summary)
+    summary = summary_markdown(board, title=settings.title, commit=commit, sections=sections.summary)
     where = "the job summary" if append_summary(settings.summary_path, summary.text) else outputs["markdown"]
     print(f"{board.n_models} models, {board.n_tasks} tasks, {board.n_runs} runs.")
     with commands_stopped(settings.on_runner):
@@ -198,9 +209,6 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
     elif settings.comment == "off":
         print("comment: off — no PR comment written.")
     else:
-        body = comment_body(
-            board, key=settings.comment_key, title=settings.title, run_url=settings.run_url, sections=sections.comment
-        ).text
         outcome, status = _publish(settings, number, client_factory, lambda t: t.upsert(body), stale=STALE)
         if outcome is not None and outcome.comment_id is not None:
             outputs["comment-id"] = str(outcome.comment_id)
@@ -210,8 +218,23 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
     return max(status, _gate(settings, comparison))
 
 
-def _write_files(settings: Settings, board: Leaderboard, sections: _Sections) -> tuple[str, str]:
-    """The JSON report and the full markdown, under the workspace and never through a link.
+def _commit(settings: Settings) -> Commit | None:
+    payload: Any = {}
+    if settings.event_path:
+        # Unreadable payloads are reported once, by _pull_request.
+        with contextlib.suppress(OSError, ValueError, RecursionError):
+            payload = json.loads(Path(settings.event_path).read_text(encoding="utf-8"))
+    sha = head_sha(payload if isinstance(payload, dict) else {}, settings.sha)
+    if sha is None:
+        return None
+    url = f"{settings.server_url.rstrip('/')}/{settings.repository}/commit/{sha}" if settings.repository else None
+    return Commit(sha, url)
+
+
+def _write_files(
+    settings: Settings, board: Leaderboard, *, comment: str, commit: Commit | None, sections: _Sections
+) -> tuple[str, str]:
+    """The JSON report, the full markdown and the exact comment body, under the workspace, never through a link.
 
     The paths returned are relative to the workspace: the container sees it at
     /github/workspace, later steps on the runner elsewhere, and both resolve these.
@@ -219,7 +242,8 @@ def _write_files(settings: Settings, board: Leaderboard, sections: _Sections) ->
     directories = (OUTPUT_DIR, key_directory(settings.comment_key))
     files = {
         "report.json": render_json(board, baseline=sections.json),
-        "leaderboard.md": full_markdown(board, title=settings.title, sections=sections.full),
+        "leaderboard.md": full_markdown(board, title=settings.title, commit=commit, sections=sections.full),
+        "comment.md": comment,
     }
     write_inside(settings.workspace, directories, files)
     relative = "/".join(directories)
@@ -367,11 +391,6 @@ def _report_baseline(settings: Settings, baseline: Baseline | NoBaseline | None,
         outputs["baseline-sha"] = baseline.sha or ""
 
 
-# The comparison's share of the comment: the leaderboard below it degrades to fit the rest.
-COMMENT_SECTION_LIMIT = 24_000
-SUMMARY_SECTION_LIMIT = 256 * 1024
-
-
 @dataclass(frozen=True)
 class _Sections:
     """The comparison (or "no baseline") section of each document, and the JSON report's ``baseline``."""
@@ -404,23 +423,11 @@ class _Sections:
             "files": list(baseline.files),
         }
         return _Sections(
-            comment=(
-                comparison_markdown(
-                    comparison, described, title=title, limit=COMMENT_SECTION_LIMIT, measure=utf16_length,
-                    elsewhere="the job summary lists every model; the JSON report (`report` output, key `baseline`) "
-                    "has every number.",
-                ),
-            ),
-            summary=(
-                comparison_markdown(
-                    comparison, described, title=title, quiet_rows=None, limit=SUMMARY_SECTION_LIMIT,
-                    measure=lambda text: len(text.encode()),
-                    elsewhere="the JSON report (`report` output, key `baseline`) has them.",
-                ),
-            ),
-            full=(comparison_markdown(comparison, described, title=title, quiet_rows=None),),
+            comment=(comment_section(comparison, described, title=title),),
+            summary=(summary_section(comparison, described, title=title),),
+            full=(full_section(comparison, described, title=title),),
             json={**comparison_dict(comparison), "source": source},
-        )  # fmt: skip
+        )
 
 
 def _compare(settings: Settings, baseline: Baseline | NoBaseline | None, runs: Sequence[EvalRun]) -> Comparison | None:
@@ -449,16 +456,7 @@ def _report_comparison(settings: Settings, comparison: Comparison | None, output
     print(f"Compared with the baseline: {headline(comparison).replace('**', '')}")
     with commands_stopped(settings.on_runner):  # model ids are data
         for m in (*regressed, *comparison.having("within tolerance"), *comparison.improvements):
-            print(f"  {m.verdict}: {_change(m, comparison.alpha)}")
-
-
-def _change(m: ModelChange, alpha: float) -> str:
-    delta, lo, hi = shown_interval(m)
-    adjusted = f" (Holm-adjusted {m.p_adjusted:.3g})" if m.p_adjusted != m.p_value else ""
-    return (
-        f"{printable(m.model_id)}: Δ {delta} ({(1 - alpha) * 100:.6g}% CI {lo} to {hi}) over {m.n_shared} "
-        f"shared tasks, {m.test} p = {m.p_value:.3g}{adjusted}"
-    )
+            print(f"  {m.verdict}: {gate_line(m, comparison.alpha)}")
 
 
 def _gate(settings: Settings, comparison: Comparison | None) -> int:
@@ -467,7 +465,7 @@ def _gate(settings: Settings, comparison: Comparison | None) -> int:
         return 0
     tolerance = f" (more than the tolerance {comparison.tolerance:g})" if comparison.tolerance > 0 else ""
     for m in comparison.regressions:
-        annotate("error", f"Regressed{tolerance}: {_change(m, comparison.alpha)}", title="Regression")
+        annotate("error", f"Regressed{tolerance}: {gate_line(m, comparison.alpha)}", title="Regression")
     count = len(comparison.regressions)
     print(f"fail-on-regression: {count} model{'s' if count != 1 else ''} regressed; failing the step.")
     return 1

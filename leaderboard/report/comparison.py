@@ -1,6 +1,6 @@
 """The comparison with the baseline as a markdown section, and as the JSON report's ``baseline``.
 
-How numbers are shown (three decimals, signed Δ):
+Numbers follow the documents' rules (:mod:`leaderboard.report.formatting`), three decimals, signed Δ:
 
 * a CI's ends are rounded *outward* (the low end down, the high end up), so the printed interval
   always contains the computed one;
@@ -8,29 +8,29 @@ How numbers are shown (three decimals, signed Δ):
   interval is printed with as many more as it takes (at most 12; a detected change's CI is at least
   1e-12 away from 0);
 * a change not detected always prints an interval containing 0: when the bootstrap CI excludes 0 but
-  the exact test does not agree (or there are too few tasks), the interval shown is extended to 0 and
-  the verdict says why ("no detectable change (exact test p = 0.13)").
+  the exact test does not agree (or there are too few tasks), the interval shown is extended to 0,
+  marked †, and the verdict says why ("no detectable change (exact test p = 0.13)").
 
-Every id is shown through :func:`~leaderboard.report.markdown.md_code`.
+Every id is shown through :func:`~leaderboard.report.markdown.md_code`, as a label of
+:func:`~leaderboard.report.formatting.labels` (whole up to 48 characters, never two alike).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
 
 from ..comparison import Comparison, ModelChange
 from ..significance import min_tasks
+from ..validation import printable
+from .formatting import DASH, EXTENDED, difference, labels, signed
 from .markdown import md_code
 
 TITLE = "Compared with the base branch"
 QUIET_ROWS = 30  # rows with no detectable change shown in the comment (every change is shown)
 LISTED_IDS = 20  # new / removed models, added / dropped tasks named in a line
-ID_WIDTH = 100
-DECIMALS = 3
-MAX_DECIMALS = 12
-DASH = "—"
+COMMENT_SECTION_LIMIT = 24_000  # the section's share of the comment; the leaderboard below fits the rest
+SUMMARY_SECTION_LIMIT = 256 * 1024
 
 MARKS = {
     "regressed": "❌ **regressed**",
@@ -50,38 +50,11 @@ def utf16_length(text: str) -> int:
 # --- numbers ------------------------------------------------------------------------------------
 
 
-def _decimal(value: float, places: int, rounding: str) -> Decimal:
-    # repr is the shortest text that reads back as the same float: 0.013 stays 0.013, not 0.0130000…02.
-    return Decimal(repr(float(value))).quantize(Decimal(1).scaleb(-places), rounding=rounding)
-
-
-def _text(value: Decimal, raw: float | None = None) -> str:
-    """Signed; 0 unsigned only when the value is 0 itself (a tiny drop shows as -0.000)."""
-    if value.is_zero() and (raw is None or raw == 0.0):
-        return f"{abs(value)}"
-    negative = value < 0 or (value.is_zero() and raw is not None and raw < 0)
-    return f"{'-' if negative else '+'}{abs(value)}"
-
-
-def shown_interval(change: ModelChange) -> tuple[str, str, str]:
-    """(Δ, CI low end, CI high end) as printed; see the module's rules. Dashes with no shared task."""
+def shown_interval(change: ModelChange) -> tuple[str, str, bool]:
+    """(Δ, ``[lo, hi]``, extended) as printed; see the module's rules. Dashes with no shared task."""
     if change.n_shared == 0 or math.isnan(change.delta):
-        return DASH, DASH, DASH
-    lo, hi = change.ci_lo, change.ci_hi
-    if not change.significant:  # an interval shown for "no detectable change" always contains 0
-        lo, hi = min(lo, 0.0), max(hi, 0.0)
-    places = DECIMALS
-    while True:
-        low, high = _decimal(lo, places, ROUND_FLOOR), _decimal(hi, places, ROUND_CEILING)
-        clear = (
-            not change.significant
-            or (change.verdict == "improved" and low > 0)
-            or (change.verdict != "improved" and high < 0)
-        )
-        if clear or places >= MAX_DECIMALS:
-            break
-        places += 1
-    return _text(_decimal(change.delta, places, ROUND_HALF_EVEN), change.delta), _text(low), _text(high)
+        return DASH, DASH, False
+    return difference(change.delta, change.ci_lo, change.ci_hi, change.significant)
 
 
 def _mean(value: float) -> str:
@@ -110,14 +83,6 @@ def verdict_text(change: ModelChange, tolerance: float) -> str:
     if change.verdict == "within tolerance":
         return f"{MARKS[change.verdict]} ({tolerance:g})"
     return MARKS[change.verdict]
-
-
-def _cut(text: str, width: int = ID_WIDTH) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def _id(text: str) -> str:
-    return md_code(_cut(text))
 
 
 def _plural(n: int, word: str) -> str:
@@ -171,7 +136,8 @@ def rule_text(comparison: Comparison) -> str:
         f"bootstrap CI ({comparison.b} resamples, seed {comparison.seed}), ends rounded outward. A change is "
         f"detected when the CI excludes 0, the exact paired permutation test gives p ≤ {comparison.alpha:g}{holm} and "
         f"the model shares at least {min_tasks(comparison.alpha)} tasks; a drop is a regression when it is "
-        f"detected{tolerance}. Means are over the shared tasks.</sub>"
+        f"detected{tolerance}. {EXTENDED}: the bootstrap CI excludes 0 but the test does not confirm it, so it "
+        "is shown extended to 0. Means are over the shared tasks.</sub>"
     )
 
 
@@ -183,27 +149,24 @@ def _tasks_cell(change: ModelChange) -> str:
 
 def table(changes: Sequence[ModelChange], comparison: Comparison) -> str:
     confidence = f"{(1.0 - comparison.alpha) * 100:.6g}%"
+    label = labels([m.model_id for m in changes])
     lines = [
         f"| Model | Base | PR | Δ [{confidence} CI] | Verdict | Tasks |",
         "|-------|-----:|---:|:------:|---------|------:|",
     ]
     for m in changes:
-        delta, lo, hi = shown_interval(m)
-        if m.verdict == "unchanged":
-            cell = delta
-        elif delta == DASH:
-            cell = DASH
-        else:
-            cell = f"{delta} [{lo}, {hi}]"
+        delta, ci, _ = shown_interval(m)
+        cell = delta if m.verdict == "unchanged" or delta == DASH else f"{delta} {ci}"
         lines.append(
-            f"| {_id(m.model_id)} | {_mean(m.base_mean)} | {_mean(m.pr_mean)} | {cell} | "
+            f"| {md_code(label[m.model_id])} | {_mean(m.base_mean)} | {_mean(m.pr_mean)} | {cell} | "
             f"{verdict_text(m, comparison.tolerance)} | {_tasks_cell(m)} |"
         )
     return "\n".join(lines)
 
 
 def _ids_line(what: str, label: str, ids: Sequence[str]) -> str:
-    shown = ", ".join(_id(i) for i in ids[:LISTED_IDS])
+    named = labels(ids[:LISTED_IDS])
+    shown = ", ".join(md_code(named[i]) for i in ids[:LISTED_IDS])
     more = f" and {_count(len(ids) - LISTED_IDS)} more" if len(ids) > LISTED_IDS else ""
     return f"- {_plural(len(ids), what)} {label}: {shown}{more}."
 
@@ -228,19 +191,15 @@ def categories_block(changes: Sequence[ModelChange]) -> str:
     categories = sorted({c.category for m in rows for c in m.categories})
     if not rows or not categories:
         return ""
+    label = labels([m.model_id for m in rows])
     lines = [
         "| Model | " + " | ".join(md_code(c) for c in categories) + " |",
         "|-------|" + "-----:|" * len(categories),
     ]
     for m in rows:
         by = {c.category: c for c in m.categories}
-        cells = [
-            f"{_text(_decimal(by[c].delta, DECIMALS, ROUND_HALF_EVEN), by[c].delta)} ({by[c].n_shared})"
-            if c in by
-            else DASH
-            for c in categories
-        ]
-        lines.append(f"| {_id(m.model_id)} | " + " | ".join(cells) + " |")
+        cells = [f"{signed(by[c].delta)} ({by[c].n_shared})" if c in by else DASH for c in categories]
+        lines.append(f"| {md_code(label[m.model_id])} | " + " | ".join(cells) + " |")
     return (
         "<details><summary>Δ by category (mean over the shared tasks of each category; tasks in parentheses)"
         "</summary>\n\n" + "\n".join(lines) + "\n\n</details>"
@@ -398,3 +357,39 @@ def comparison_dict(comparison: Comparison) -> dict[str, object]:
 def no_baseline_dict(reason: str, fix: str) -> dict[str, object]:
     """The JSON report's ``baseline`` when none was found."""
     return {"found": False, "reason": reason, "fix": fix}
+
+
+# --- the section in each document -----------------------------------------------------------------
+
+
+def comment_section(comparison: Comparison, baseline_description_md: str, *, title: str = TITLE) -> str:
+    """The section for the PR comment: every detected change, 30 other models, within its share of the limit."""
+    return comparison_markdown(
+        comparison, baseline_description_md, title=title, limit=COMMENT_SECTION_LIMIT, measure=utf16_length,
+        elsewhere="the job summary lists every model; the JSON report (`report` output, key `baseline`) has "
+        "every number.",
+    )  # fmt: skip
+
+
+def summary_section(comparison: Comparison, baseline_description_md: str, *, title: str = TITLE) -> str:
+    """The section for the job summary: every model, within its share of the summary's limit."""
+    return comparison_markdown(
+        comparison, baseline_description_md, title=title, quiet_rows=None, limit=SUMMARY_SECTION_LIMIT,
+        measure=lambda text: len(text.encode()),
+        elsewhere="the JSON report (`report` output, key `baseline`) has them.",
+    )  # fmt: skip
+
+
+def full_section(comparison: Comparison, baseline_description_md: str, *, title: str = TITLE) -> str:
+    """The section for the markdown file and the CLI: everything."""
+    return comparison_markdown(comparison, baseline_description_md, title=title, quiet_rows=None)
+
+
+def gate_line(change: ModelChange, alpha: float) -> str:
+    """One line for the log and the gate's error: id (on one line), Δ, CI, tasks, test and p."""
+    delta, ci, _ = shown_interval(change)
+    adjusted = f" (Holm-adjusted {change.p_adjusted:.3g})" if change.p_adjusted != change.p_value else ""
+    return (
+        f"{printable(change.model_id)}: Δ {delta}, {(1 - alpha) * 100:.6g}% CI {ci}, over {change.n_shared} "
+        f"shared tasks, {change.test} p = {change.p_value:.3g}{adjusted}"
+    )

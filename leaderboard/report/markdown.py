@@ -150,7 +150,7 @@ PAIRS_SHOWN = 1000
 
 
 def selected_pairs(board: Leaderboard, limit: int = PAIRS_SHOWN) -> list[PairwiseDiff]:
-    """At most ``limit`` pairs: #1 against every model, then each model against the next, then the rest."""
+    """At most ``limit`` pairs: the leader against every model, then each model against the next, then the rest."""
     table = board.pairs
     m = len(board.rows)
     if not board.pairs_computed or m < 2:
@@ -219,9 +219,10 @@ def pairs_note(board: Leaderboard) -> str:
     table = board.pairs
     level = f"alpha = {board.alpha:g} per pair"
     if board.correction == "holm":
-        level = f"family-wise alpha = {board.alpha:g} (Holm's step-down over all {table.tested} pairs)"
+        level = f"family-wise alpha = {board.alpha:g} (Holm's step-down over all {table.tested:,} pairs)"
     return (
-        f"Pairwise: {table.tested} pairs tested at {level}; {int(table.significant.sum())} significant. "
+        f"Pairwise: {table.tested:,} pair{'s' if table.tested != 1 else ''} tested at {level}; "
+        f"{int(table.significant.sum()):,} significant. "
         "Significant means the paired bootstrap CI of the per-task difference excludes 0 and the exact "
         f"paired permutation test (sign flips; McNemar for 0/1 scores) gives p <= {board.alpha:g}. "
         f"Below {min_tasks(board.alpha)} shared tasks no sign-flip test can reach {board.alpha:g}."
@@ -240,35 +241,10 @@ def render_markdown(
 ) -> str:
     """The leaderboard table (and, given ``pairs`` or a :class:`Leaderboard`, the other tables)."""
     if isinstance(rows, Leaderboard):
-        return render_report(rows)
+        from .document import full_markdown  # the full document; imported here as document builds on this module
+
+        return full_markdown(rows)
     parts = [leaderboard_table(rows, alpha)]
     if pairs:
         parts.append(pairwise_table(pairs, alpha))
-    return "\n\n".join(parts) + "\n"
-
-
-def render_report(board: Leaderboard, *, title: str | None = None) -> str:
-    """The full markdown: leaderboard, full ids, category means, pairwise table, notes."""
-    parts: list[str] = []
-    if title:
-        parts.append(f"## {md_text(title)}")
-    if not board.rows:
-        parts.append("_No eval runs: nothing to rank._")
-        return "\n\n".join(parts) + "\n"
-    parts.append(leaderboard_table(board.rows, board.alpha))
-    ids = full_ids(board.rows)
-    if ids:
-        parts.append("Full model ids:\n\n" + ids)
-    parts.append("### Mean by category\n\n" + categories_table(board.rows, board.categories))
-    if board.pairs:
-        shown = selected_pairs(board)
-        section = "### Pairwise differences\n\n" + pairwise_table(shown, board.alpha, ranks=ranks_of(board.rows))
-        if len(shown) < len(board.pairs):
-            section += (
-                f"\n\n{len(shown)} of {len(board.pairs)} pairs shown: #1 against every model, then neighbours. "
-                "The JSON report (`--json`) has all of them."
-            )
-        parts.append(section)
-    parts.append("\n".join(f"- {note}" for note in notes(board)))
-    parts.append(f"<sub>{board.n_models} models · {board.n_tasks} tasks · {board.n_runs} runs</sub>")
     return "\n\n".join(parts) + "\n"
