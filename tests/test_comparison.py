@@ -432,3 +432,28 @@ def test_the_cli_names_problems_in_the_baseline(tmp_path: Path) -> None:
     bad.write_text('{"model_id": "m", "task_id": "t", "metric_name": "a", "score": 2}\n')
     done = cli(str(EXAMPLE), "--baseline", str(bad))
     assert done.returncode == 1 and "baseline: " in done.stderr and "2 is outside [0, 1]" in done.stderr
+
+
+def test_the_comment_with_the_section_fits_githubs_limit_at_500_models() -> None:
+    from leaderboard.report.comparison import comment_section
+    from leaderboard.report.document import COMMENT_LIMIT, comment_body, comment_length
+
+    rng = np.random.default_rng(9)
+    scores = rng.uniform(0.2, 0.8, (500, 20))
+    ids = [f"organisation-{m:03d}/a-rather-long-model-name-v{m}" for m in range(500)]
+    base = [run(ids[m], f"task-{t:02d}", float(scores[m, t]), f"c{t % 5}") for m in range(500) for t in range(20)]
+    moved = np.clip(scores - 0.05, 0, 1)  # 500 regressions: more rows than the comment can hold
+    pr = [run(ids[m], f"task-{t:02d}", float(moved[m, t]), f"c{t % 5}") for m in range(500) for t in range(20)]
+    section = comment_section(cmp(base, pr), "**Baseline:** files.")
+    body = comment_body(analyse(pr, b=500), key="k", title="Evals", run_url=None, sections=[section]).text
+    assert comment_length(body) <= COMMENT_LIMIT and section in body
+    assert "**500 models regressed**." in section
+    assert re.search(r"\n\d+ more with a detected change: the job summary lists every model", section)
+
+
+def test_the_extended_mark_is_explained_only_when_shown() -> None:
+    base = suite({"m": [0.5] * 6, "n": [0.5] * 6})
+    pr = suite({"m": [0.6] * 5 + [0.49], "n": [0.5] * 6})
+    text = comparison_markdown(cmp(base, pr), "")
+    assert "]† |" in text and "†: the bootstrap CI excludes 0 but the test does not confirm it" in text
+    assert "†" not in comparison_markdown(cmp(base, base), "")

@@ -123,11 +123,16 @@ def headline(comparison: Comparison) -> str:
     return ", ".join(words) + "."
 
 
-def rule_text(comparison: Comparison) -> str:
+def rule_text(comparison: Comparison, *, extended: bool = False) -> str:
     confidence = f"{(1.0 - comparison.alpha) * 100:.6g}%"
     tolerance = (
         f", and by more than the tolerance: the CI's upper end below −{comparison.tolerance:g}"
         if comparison.tolerance > 0
+        else ""
+    )
+    marked = (
+        f" {EXTENDED}: the bootstrap CI excludes 0 but the test does not confirm it; shown extended to 0."
+        if extended
         else ""
     )
     holm = f" (Holm-adjusted over the {len(comparison.models)} models)" if comparison.correction == "holm" else ""
@@ -136,8 +141,7 @@ def rule_text(comparison: Comparison) -> str:
         f"bootstrap CI ({comparison.b} resamples, seed {comparison.seed}), ends rounded outward. A change is "
         f"detected when the CI excludes 0, the exact paired permutation test gives p ≤ {comparison.alpha:g}{holm} and "
         f"the model shares at least {min_tasks(comparison.alpha)} tasks; a drop is a regression when it is "
-        f"detected{tolerance}. {EXTENDED}: the bootstrap CI excludes 0 but the test does not confirm it, so it "
-        "is shown extended to 0. Means are over the shared tasks.</sub>"
+        f"detected{tolerance}.{marked} Means are over the shared tasks.</sub>"
     )
 
 
@@ -231,7 +235,7 @@ def _build(
     if missing:
         parts.append(f"{' and '.join(missing)}{': ' + elsewhere if elsewhere else '.'}")
     if rows:
-        parts.append(rule_text(comparison))
+        parts.append(rule_text(comparison, extended=any(shown_interval(m)[2] for m in shown)))
     lines = changes_lines(comparison)
     if lines:
         parts.append("\n".join(lines))
