@@ -19,11 +19,13 @@ are never cut inside: rows are pre-rendered and whole rows are kept or left.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..records import PairwiseDiff
+from ..significance import min_tasks
 from ..statistics import TIE_ABS_TOL, Leaderboard
 from ..validation import Problem
 from .formatting import (
@@ -39,7 +41,7 @@ from .formatting import (
     rank_range,
     tasks_cell,
 )
-from .markdown import PAIRS_SHOWN, confidence_label, md_code, md_text, pairs_note, truncate
+from .markdown import confidence_label, md_code, md_text, truncate
 
 COMMENT_LIMIT = 65_536
 SUMMARY_LIMIT = 1024 * 1024  # bytes GitHub accepts in one step's summary
@@ -49,6 +51,7 @@ COMMENT_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,99}")
 RUN_LINK_PREFIX = "<sub>[Workflow run]("
 MAX_PROBLEMS_SHOWN = 50
 TOP_ROWS = 10
+PAIRS_SHOWN = 1000  # in a document without a size limit; the JSON report has every pair
 TOP_GROUP_NAMED = 5
 FEW_CATEGORY_TASKS = 5
 CATEGORY_MODELS = 3
@@ -277,48 +280,20 @@ def _pieces(board: Leaderboard) -> _Pieces:
                     ]
                 )
             )
-        for i in range(2, len(rows)):
-            pair = board.pair(i, i + 1)
+
+        def pair_line(i: int, j: int) -> str:
+            nonlocal extended
+            pair = board.pair(i, j)
             d, lo, hi = _oriented(pair, rows[i - 1].model_id)
             shown, ci, ext = difference(d, lo, hi, pair.significant)
             extended |= ext
-            neighbour_lines.append(
-                _row(
-                    [
-                        f"{i} v {i + 1}",
-                        model(rows[i - 1].model_id),
-                        model(rows[i].model_id),
-                        shown,
-                        ci,
-                        p_value(pair.p_adjusted),
-                        decision(pair),
-                    ]
-                )
-            )
+            cells = [model(rows[i - 1].model_id), model(rows[j - 1].model_id), shown, ci, p_value(pair.p_adjusted)]
+            return _row([f"{i} v {j}", *cells, decision(pair)])
+
+        neighbour_lines = [pair_line(i, i + 1) for i in range(2, len(rows))]
         budget = max(0, PAIRS_SHOWN - len(leader_lines) - len(neighbour_lines))
-        for i in range(2, len(rows) + 1):
-            if len(other_lines) >= budget:
-                break
-            for j in range(i + 2, len(rows) + 1):
-                if len(other_lines) >= budget:
-                    break
-                pair = board.pair(i, j)
-                d, lo, hi = _oriented(pair, rows[i - 1].model_id)
-                shown, ci, ext = difference(d, lo, hi, pair.significant)
-                extended |= ext
-                other_lines.append(
-                    _row(
-                        [
-                            f"{i} v {j}",
-                            model(rows[i - 1].model_id),
-                            model(rows[j - 1].model_id),
-                            shown,
-                            ci,
-                            p_value(pair.p_adjusted),
-                            decision(pair),
-                        ]
-                    )
-                )
+        others = ((i, j) for i in range(2, len(rows) + 1) for j in range(i + 2, len(rows) + 1))
+        other_lines = [pair_line(i, j) for i, j in itertools.islice(others, budget)]
     pair_head = [
         _row(["Ranks", "Higher", "Lower", "Δ mean", f"{level} CI", "p", "Significant"]),
         "|:---:|:------|:------|------:|:------:|----:|:------|",
@@ -357,6 +332,21 @@ def _categories(board: Leaderboard, label: dict[str, str]) -> str:
         cells = [number(r.categories[c]) if c in r.categories else DASH for r in top]
         lines.append(_row([md_code(c), tasks, best_cell, *cells]))
     return "\n".join(lines)
+
+
+def pairs_note(board: Leaderboard) -> str:
+    """The significance rule, and how many pairs were tested at what level."""
+    table = board.pairs
+    level = f"alpha = {board.alpha:g} per pair"
+    if board.correction == "holm":
+        level = f"family-wise alpha = {board.alpha:g} (Holm's step-down over all {table.tested:,} pairs)"
+    return (
+        f"Pairwise: {table.tested:,} pair{'s' if table.tested != 1 else ''} tested at {level}; "
+        f"{int(table.significant.sum()):,} significant. "
+        "Significant means the paired bootstrap CI of the per-task difference excludes 0 and the exact "
+        f"paired permutation test (sign flips; McNemar for 0/1 scores) gives p <= {board.alpha:g}. "
+        f"Below {min_tasks(board.alpha)} shared tasks no sign-flip test can reach {board.alpha:g}."
+    )
 
 
 def notes(board: Leaderboard, *, extended: bool) -> list[str]:
