@@ -1,5 +1,6 @@
 """leaderboard: turn eval runs into a model leaderboard with honest statistics."""
 
+from .comparison import Comparison, ModelChange, compare
 from .loading import load_file, load_runs
 from .records import EvalRun, LeaderboardRow, PairwiseDiff, Source
 from .report import render_json, render_markdown, render_report
@@ -16,10 +17,12 @@ from .validation import InvalidEvalRuns, Problem, validate_runs
 __version__ = "0.1.0"
 
 __all__ = [
+    "Comparison",
     "EvalRun",
     "InvalidEvalRuns",
     "Leaderboard",
     "LeaderboardRow",
+    "ModelChange",
     "PairwiseDiff",
     "Problem",
     "Source",
@@ -27,6 +30,7 @@ __all__ = [
     "analyse",
     "bootstrap_mean_ci",
     "bootstrap_pairwise_diff",
+    "compare",
     "load_file",
     "load_runs",
     "pairwise_diffs",

@@ -14,15 +14,28 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
 from github import Github
 
+from ..comparison import Comparison, compare
 from ..formats import Session, comment_note, load_summary
 from ..loading import load_runs
+from ..records import EvalRun
+from ..report.comparison import (
+    TITLE,
+    comment_section,
+    comparison_dict,
+    full_section,
+    gate_line,
+    headline,
+    no_baseline_dict,
+    no_baseline_markdown,
+    summary_section,
+)
 from ..report.document import (
     SUMMARY_LIMIT,
     Commit,
@@ -162,13 +175,20 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
         rank_by=settings.rank_by,
         correction=settings.correction,
     )
+    # Issue 9: the comparison with the baseline, shown right under the verdict of every document.
+    comparison = _compare(settings, baseline, runs)
+    sections = _Sections.of(settings, baseline, comparison)
     commit = _commit(settings)
-    sections = [md_text(left_out)] if left_out else []
+    read_section = (md_text(left_out),) if left_out else ()  # after the comparison: a note on the data
     body = comment_body(
-        board, key=settings.comment_key, title=settings.title, run_url=settings.run_url, sections=sections,
+        board,
+        key=settings.comment_key,
+        title=settings.title,
+        run_url=settings.run_url,
         commit=commit,
-    ).text  # fmt: skip
-    report, markdown = _write_files(settings, board, comment=body, commit=commit)
+        sections=(*sections.comment, *read_section),
+    ).text
+    report, markdown = _write_files(settings, board, comment=body, commit=commit, sections=sections)
     outputs = {
         "report": report,
         "markdown": markdown,
@@ -178,7 +198,7 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
         "comment-id": "",
         "comment-url": "",
     }
-    summary = summary_markdown(board, title=settings.title, commit=commit)
+    summary = summary_markdown(board, title=settings.title, commit=commit, sections=sections.summary)
     where = "the job summary" if append_summary(settings.summary_path, summary.text) else outputs["markdown"]
     append_summary(settings.summary_path, f"\n{md_text(read_note)}")
     with commands_stopped(settings.on_runner):  # file names and model ids are data, not commands
@@ -188,7 +208,7 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
         print(leaderboard_table(board.rows, board.alpha))
     print(f"Report: {outputs['report']}; markdown: {outputs['markdown']}")
     _report_baseline(settings, baseline, outputs)
-    # lead: comparison goes here (fills regressions, regressed-models, improvements; the gate)
+    _report_comparison(settings, comparison, outputs)
 
     status = 0
     number = _pull_request(settings)
@@ -202,7 +222,8 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
             outputs["comment-id"] = str(outcome.comment_id)
             outputs["comment-url"] = outcome.url or ""
     set_outputs(settings.output_path, outputs)
-    return status
+    # The gate, once the comment (and the outputs) say what regressed.
+    return max(status, _gate(settings, comparison))
 
 
 def _commit(settings: Settings) -> Commit | None:
@@ -218,7 +239,9 @@ def _commit(settings: Settings) -> Commit | None:
     return Commit(sha, url)
 
 
-def _write_files(settings: Settings, board: Leaderboard, *, comment: str, commit: Commit | None) -> tuple[str, str]:
+def _write_files(
+    settings: Settings, board: Leaderboard, *, comment: str, commit: Commit | None, sections: _Sections
+) -> tuple[str, str]:
     """The JSON report, the full markdown and the exact comment body, under the workspace, never through a link.
 
     The paths returned are relative to the workspace: the container sees it at
@@ -226,8 +249,8 @@ def _write_files(settings: Settings, board: Leaderboard, *, comment: str, commit
     """
     directories = (OUTPUT_DIR, key_directory(settings.comment_key))
     files = {
-        "report.json": render_json(board),
-        "leaderboard.md": full_markdown(board, title=settings.title, commit=commit),
+        "report.json": render_json(board, baseline=sections.json),
+        "leaderboard.md": full_markdown(board, title=settings.title, commit=commit, sections=sections.full),
         "comment.md": comment,
     }
     write_inside(settings.workspace, directories, files)
@@ -374,4 +397,83 @@ def _report_baseline(settings: Settings, baseline: Baseline | NoBaseline | None,
         with commands_stopped(settings.on_runner):  # branch and file names are data
             print(describe(baseline))
         outputs["baseline-sha"] = baseline.sha or ""
-    append_summary(settings.summary_path, "### Baseline\n\n" + describe_markdown(baseline))
+
+
+@dataclass(frozen=True)
+class _Sections:
+    """The comparison (or "no baseline") section of each document, and the JSON report's ``baseline``."""
+
+    comment: tuple[str, ...] = ()
+    summary: tuple[str, ...] = ()
+    full: tuple[str, ...] = ()
+    json: dict[str, object] | None = None
+
+    @staticmethod
+    def of(settings: Settings, baseline: Baseline | NoBaseline | None, comparison: Comparison | None) -> _Sections:
+        if baseline is None or (isinstance(baseline, NoBaseline) and baseline.quiet):
+            return _Sections()
+        described = describe_markdown(baseline)
+        if isinstance(baseline, NoBaseline):
+            section = (no_baseline_markdown(described),)
+            return _Sections(section, section, section, no_baseline_dict(baseline.reason, baseline.fix))
+        assert comparison is not None
+        title = TITLE if baseline.origin == "artifact" else "Compared with the baseline"
+        source = {
+            "origin": baseline.origin,
+            "branch": baseline.branch,
+            "sha": baseline.sha,
+            "run_id": baseline.run_id,
+            "run_url": baseline.run_url,
+            "artifact": baseline.artifact,
+            "is_merge_base": baseline.is_merge_base,
+            "age_days": baseline.age_days,
+            "notes": list(baseline.notes),
+            "files": list(baseline.files),
+        }
+        return _Sections(
+            comment=(comment_section(comparison, described, title=title),),
+            summary=(summary_section(comparison, described, title=title),),
+            full=(full_section(comparison, described, title=title),),
+            json={**comparison_dict(comparison), "source": source},
+        )
+
+
+def _compare(settings: Settings, baseline: Baseline | NoBaseline | None, runs: Sequence[EvalRun]) -> Comparison | None:
+    """Each model against its baseline scores, with the leaderboard's b, alpha and seed."""
+    if not isinstance(baseline, Baseline):
+        return None
+    return compare(
+        baseline.runs,
+        runs,
+        b=settings.bootstrap_samples,
+        alpha=settings.alpha,
+        seed=settings.seed,
+        tolerance=settings.regression_tolerance,
+        correction=settings.correction,
+    )
+
+
+def _report_comparison(settings: Settings, comparison: Comparison | None, outputs: dict[str, str]) -> None:
+    """The comparison's outputs and its lines in the log."""
+    if comparison is None:
+        return
+    regressed = comparison.regressions
+    outputs["regressions"] = str(len(regressed))
+    outputs["regressed-models"] = json.dumps([m.model_id for m in regressed])
+    outputs["improvements"] = str(len(comparison.improvements))
+    print(f"Compared with the baseline: {headline(comparison).replace('**', '')}")
+    with commands_stopped(settings.on_runner):  # model ids are data
+        for m in (*regressed, *comparison.having("within tolerance"), *comparison.improvements):
+            print(f"  {m.verdict}: {gate_line(m, comparison.alpha)}")
+
+
+def _gate(settings: Settings, comparison: Comparison | None) -> int:
+    """``fail-on-regression``: one error per regressed model, and exit status 1. Improvements never fail."""
+    if comparison is None or not settings.fail_on_regression or not comparison.regressions:
+        return 0
+    tolerance = f" (more than the tolerance {comparison.tolerance:g})" if comparison.tolerance > 0 else ""
+    for m in comparison.regressions:
+        annotate("error", f"Regressed{tolerance}: {gate_line(m, comparison.alpha)}", title="Regression")
+    count = len(comparison.regressions)
+    print(f"fail-on-regression: {count} model{'s' if count != 1 else ''} regressed; failing the step.")
+    return 1
