@@ -35,9 +35,9 @@ from .statistics import (
     TIE_ABS_TOL,
     TIE_REL_TOL,
     Correction,
-    _Matrix,
-    _matrix,
+    ScoreMatrix,
     check_resamples,
+    score_matrix,
 )
 
 Verdict = Literal["regressed", "within tolerance", "improved", "no detectable change", "unchanged"]
@@ -143,12 +143,12 @@ def _check(b: int, alpha: float, tolerance: float, correction: str) -> None:
         raise ValueError(f"tolerance must be a number from 0 to 1 (score units), got {tolerance!r}")
 
 
-def _side(runs: Sequence[EvalRun]) -> _Matrix | None:
-    return _matrix(runs) if runs else None
+def _side(runs: Sequence[EvalRun]) -> ScoreMatrix | None:
+    return score_matrix(runs) if runs else None
 
 
 def _aligned(
-    side: _Matrix | None, models: Sequence[str], tasks: Sequence[str]
+    side: ScoreMatrix | None, models: Sequence[str], tasks: Sequence[str]
 ) -> tuple[FloatArray, NDArray[np.bool_], NDArray[np.int64]]:
     """(scores, present, category index) of ``models`` over ``tasks``, NaN / False / -1 where absent."""
     shape = (len(models), len(tasks))
