@@ -8,12 +8,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
+from .config import Config, parse_weights, read_config, with_weights
+from .engine import DEFAULT_ALPHA, DEFAULT_RESAMPLES, evaluate
 from .limits import MAX_BOOTSTRAP_SAMPLES
 from .loading import load_runs
 from .numbers import parse_decimal, parse_integer
+from .report.composite import composite_dict, composite_section
 from .report.json_report import write_json
-from .report.markdown import render_report
-from .statistics import CORRECTIONS, RANK_BY, analyse, min_resamples
+from .report.markdown import md_text, render_report
+from .statistics import CORRECTIONS, RANK_BY, min_resamples
 from .validation import InvalidEvalRuns
 
 
@@ -43,6 +46,13 @@ def _seed(text: str) -> int:
     return value
 
 
+def _weights(text: str) -> dict[str, float]:
+    try:
+        return parse_weights(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="leaderboard",
@@ -51,14 +61,28 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("files", nargs="+", metavar="FILE_OR_GLOB", help="EvalRun files or globs (quote globs)")
     p.add_argument("--json", metavar="PATH", type=Path, help="also write the JSON report here")
-    p.add_argument("--alpha", type=_alpha, default=0.05, help="1 - confidence level (default 0.05: 95%% CIs)")
+    # None: not given, so a configuration's statistics block (else the default) decides.
+    p.add_argument("--alpha", type=_alpha, default=None, help="1 - confidence level (default 0.05: 95%% CIs)")
     p.add_argument(
         "--b",
         type=_samples,
-        default=500,
+        default=None,
         help=f"bootstrap resamples, at least 20 / alpha and at most {MAX_BOOTSTRAP_SAMPLES} (default 500)",
     )
-    p.add_argument("--seed", type=_seed, default=0, help="random seed, a non-negative integer (default 0)")
+    p.add_argument("--seed", type=_seed, default=None, help="random seed, a non-negative integer (default 0)")
+    p.add_argument(
+        "--config",
+        metavar="YAML",
+        type=Path,
+        help="rank on a composite of accuracy, cost, latency, errors and custom metrics, with constraints "
+        "(the action's configuration file, e.g. .github/leaderboard.yml)",
+    )
+    p.add_argument(
+        "--weights",
+        metavar="M=W,...",
+        type=_weights,
+        help="re-rank with these weights instead of the configuration's, e.g. accuracy=0.6,cost=0.4",
+    )
     p.add_argument("--rank-by", choices=RANK_BY, default="mean", help="ranking (default mean)")
     p.add_argument(
         "--correction",
@@ -74,10 +98,12 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     cli = parser()
     args = cli.parse_args(argv)
-    if args.b < min_resamples(args.alpha):
+    b = args.b if args.b is not None else DEFAULT_RESAMPLES
+    alpha = args.alpha if args.alpha is not None else DEFAULT_ALPHA
+    if args.config is None and b < min_resamples(alpha):
         cli.error(
-            f"--b must be at least {min_resamples(args.alpha)} at --alpha {args.alpha:g} "
-            f"(20 / alpha: 10 resamples beyond each end of the interval), got {args.b}"
+            f"--b must be at least {min_resamples(alpha)} at --alpha {alpha:g} "
+            f"(20 / alpha: 10 resamples beyond each end of the interval), got {b}"
         )
     try:
         return _run(args)
@@ -86,21 +112,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
+def _config(args: argparse.Namespace) -> Config | None:
+    """The configuration asked for (None: none), with ``--weights`` in place of its weights."""
+    if args.config is None and args.weights is None:
+        return None
+    config = read_config(args.config) if args.config is not None else Config()
+    return with_weights(config, args.weights) if args.weights is not None else config
+
+
 def _run(args: argparse.Namespace) -> int:
     try:
+        config = _config(args)
         runs = load_runs(args.files)
+        board, result = evaluate(
+            runs, config, b=args.b, alpha=args.alpha, seed=args.seed, rank_by=args.rank_by, correction=args.correction
+        )
     except InvalidEvalRuns as exc:
         for problem in exc.problems:
             print(problem, file=sys.stderr)
         print(f"{len(exc.problems)} problem(s): no leaderboard was made.", file=sys.stderr)
         return 1
-    board = analyse(runs, b=args.b, alpha=args.alpha, seed=args.seed, rank_by=args.rank_by, correction=args.correction)
+    composite = composite_dict(result) if result is not None else None
     if args.json is not None:
         try:
             with args.json.open("w", encoding="utf-8") as handle:
-                write_json(board, handle)
+                write_json(board, handle, composite=composite)
         except OSError as exc:
             print(f"cannot write {args.json}: {exc.strerror or exc}", file=sys.stderr)
             return 1
-    sys.stdout.write(render_report(board, title=args.title))
+    if result is None:
+        sys.stdout.write(render_report(board, title=args.title))
+        return 0
+    # The composite ranking is the answer: it goes first, under the title, as in the PR comment.
+    head = [f"## {md_text(args.title)}"] if args.title else []
+    sys.stdout.write("\n\n".join([*head, composite_section(result), render_report(board)]))
     return 0

@@ -21,7 +21,12 @@ from typing import Any, TextIO
 
 from github import Github
 
+from ..composite import CompositeBoard
+from ..config import Config, read_config
+from ..engine import DEFAULT_ALPHA, DEFAULT_RESAMPLES, DEFAULT_SEED, evaluate
 from ..loading import load_runs
+from ..records import EvalRun
+from ..report.composite import composite_dict, composite_section
 from ..report.document import (
     SUMMARY_LIMIT,
     comment_body,
@@ -32,7 +37,7 @@ from ..report.document import (
 )
 from ..report.json_report import render_json
 from ..report.markdown import leaderboard_table, md_text
-from ..statistics import Leaderboard, analyse
+from ..statistics import Leaderboard
 from ..validation import InvalidEvalRuns, Problem
 from .baseline import Baseline, NoBaseline, describe, describe_markdown, resolve_baseline
 from .event import pull_request_number
@@ -45,7 +50,7 @@ from .github_api import (
     make_client,
 )
 from .outputs import OutputRefused, key_directory, write_inside
-from .settings import Settings, SettingsError, parse_settings
+from .settings import DEFAULTS, Settings, SettingsError, parse_settings
 from .workflow import add_mask, annotate, append_summary, commands_stopped, set_outputs
 
 ClientFactory = Callable[[str, str], Github]
@@ -146,32 +151,53 @@ def _run(env: Mapping[str, str], client_factory: ClientFactory) -> int:
 
 
 def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
-    runs = load_runs(settings.runs, root=settings.workspace)
+    # The configuration's problems and the files' are reported together.
+    problems: list[Problem] = []
+    config: Config | None = None
+    runs: list[EvalRun] = []
+    try:
+        config = _config(settings)
+    except InvalidEvalRuns as exc:
+        problems.extend(exc.problems)
+    try:
+        runs = load_runs(settings.runs, root=settings.workspace)
+    except InvalidEvalRuns as exc:
+        problems.extend(exc.problems)
+    if problems:
+        raise InvalidEvalRuns(problems)
     # Issue 9: the baseline, before any computing; its files' problems are reported like `runs`.
     baseline = _baseline(settings, client_factory)
-    board = analyse(
+    # An input left at its default lets the configuration's statistics block decide (issue 10).
+    board, result = evaluate(
         runs,
-        b=settings.bootstrap_samples,
-        alpha=settings.alpha,
-        seed=settings.seed,
+        config,
+        b=None if settings.bootstrap_samples == DEFAULT_RESAMPLES else settings.bootstrap_samples,
+        alpha=None if settings.alpha == DEFAULT_ALPHA else settings.alpha,
+        seed=None if settings.seed == DEFAULT_SEED else settings.seed,
         rank_by=settings.rank_by,
         correction=settings.correction,
     )
-    report, markdown = _write_files(settings, board)
+    sections = [composite_section(result)] if result is not None else []
+    report, markdown = _write_files(settings, board, result, sections)
     outputs = {
         "report": report,
         "markdown": markdown,
-        "top-model": board.rows[0].model_id if board.rows else "",
+        "top-model": _top_model(board, result),
+        "disqualified": json.dumps([r.model_id for r in result.disqualified] if result is not None else []),
         "models": str(board.n_models),
         "tasks": str(board.n_tasks),
         "comment-id": "",
         "comment-url": "",
     }
-    summary = summary_markdown(board, title=settings.title)
+    summary = summary_markdown(board, title=settings.title, sections=sections)
     where = "the job summary" if append_summary(settings.summary_path, summary.text) else outputs["markdown"]
     print(f"{board.n_models} models, {board.n_tasks} tasks, {board.n_runs} runs.")
     with commands_stopped(settings.on_runner):
         print(leaderboard_table(board.rows, board.alpha))
+        if result is not None:  # model ids are data
+            print(f"Top model on the composite: {result.top_model or '(none: every model is disqualified)'}")
+            for entry in result.disqualified:
+                print(f"DISQUALIFIED {entry.model_id}: {'; '.join(entry.reasons)}")
     print(f"Report: {outputs['report']}; markdown: {outputs['markdown']}")
     _report_baseline(settings, baseline, outputs)
     # lead: comparison goes here (fills regressions, regressed-models, improvements; the gate)
@@ -183,7 +209,9 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
     elif settings.comment == "off":
         print("comment: off — no PR comment written.")
     else:
-        body = comment_body(board, key=settings.comment_key, title=settings.title, run_url=settings.run_url).text
+        body = comment_body(
+            board, key=settings.comment_key, title=settings.title, run_url=settings.run_url, sections=sections
+        ).text
         outcome, status = _publish(settings, number, client_factory, lambda t: t.upsert(body), stale=STALE)
         if outcome is not None and outcome.comment_id is not None:
             outputs["comment-id"] = str(outcome.comment_id)
@@ -192,14 +220,47 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
     return status
 
 
-def _write_files(settings: Settings, board: Leaderboard) -> tuple[str, str]:
+def _top_model(board: Leaderboard, result: CompositeBoard | None) -> str:
+    """The top-ranked model: after disqualification when there is a configuration."""
+    if result is not None:
+        return result.top_model
+    return board.rows[0].model_id if board.rows else ""
+
+
+def _config(settings: Settings) -> Config | None:
+    """The configuration file (None: the default path and no file there).
+
+    The workspace holds the PR's checkout, so the file is read only if it is a regular
+    file inside it (a link out, a FIFO or a device is refused by name).
+    """
+    name = settings.config or DEFAULTS["config"]
+    base = Path(settings.workspace).resolve()
+    path = base / name
+    if not os.path.lexists(path):
+        if settings.config_is_default:
+            return None
+        raise InvalidEvalRuns([Problem(message="no such file (input 'config')", file=name)])
+    if not Path(os.path.realpath(path)).is_relative_to(base):
+        raise InvalidEvalRuns([Problem(message="resolves outside the workspace and is refused", file=name)])
+    if not path.is_file():
+        raise InvalidEvalRuns([Problem(message="is not a regular file: refused", file=name)])
+    return read_config(path, name=Path(name).as_posix())
+
+
+def _write_files(
+    settings: Settings, board: Leaderboard, result: CompositeBoard | None = None, sections: Sequence[str] = ()
+) -> tuple[str, str]:
     """The JSON report and the full markdown, under the workspace and never through a link.
 
     The paths returned are relative to the workspace: the container sees it at
     /github/workspace, later steps on the runner elsewhere, and both resolve these.
     """
     directories = (OUTPUT_DIR, key_directory(settings.comment_key))
-    files = {"report.json": render_json(board), "leaderboard.md": full_markdown(board, title=settings.title)}
+    composite = composite_dict(result) if result is not None else None
+    files = {
+        "report.json": render_json(board, composite=composite),
+        "leaderboard.md": full_markdown(board, title=settings.title, sections=sections),
+    }
     write_inside(settings.workspace, directories, files)
     relative = "/".join(directories)
     return f"{relative}/report.json", f"{relative}/leaderboard.md"
@@ -280,8 +341,11 @@ def _reject(
     if settings.github_token:  # an error's text may echo the token; the comment and summary must not
         secret = settings.github_token
         problems = [replace(p, message=p.message.replace(secret, "***")) for p in problems]
+    config_name = settings.config or DEFAULTS["config"]
     for p in problems:
         title = "Invalid EvalRun" if what == "in the EvalRun files" else "Leaderboard not made"
+        if p.file == config_name:
+            title = "Invalid configuration"
         annotate("error", p.message, file=p.file, line=p.line, title=f"{title}{f': {p.field}' if p.field else ''}")
     print(f"{len(problems)} problem(s) {what}:")
     with commands_stopped(settings.on_runner):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import math
+from collections.abc import Mapping
 from typing import TextIO
 
 from ..records import PairwiseDiff
@@ -26,8 +27,14 @@ def _float(value: float) -> float | None:
     return None if math.isnan(value) else value
 
 
-def report_dict(board: Leaderboard, *, pairs: bool = True) -> dict[str, object]:
-    """The JSON report as a dict (schema: docs/report-schema.md); ``pairs=False`` leaves them out."""
+def report_dict(
+    board: Leaderboard, *, pairs: bool = True, composite: Mapping[str, object] | None = None
+) -> dict[str, object]:
+    """The JSON report as a dict (schema: docs/report-schema.md); ``pairs=False`` leaves them out.
+
+    ``composite`` (the ranking on a configuration: :func:`leaderboard.report.composite.composite_dict`)
+    is written after ``resolution`` when given, and the key is absent otherwise.
+    """
     table = board.pairs
     adjacent, leader = board.resolution()
     rank = {row.model_id: r for r, row in enumerate(board.rows, start=1)}
@@ -97,6 +104,8 @@ def report_dict(board: Leaderboard, *, pairs: bool = True) -> dict[str, object]:
         ],
         "resolution": {"adjacent": resolved(adjacent), "leader": resolved(leader)},
     }
+    if composite is not None:
+        report["composite"] = dict(composite)
     if pairs:
         report["pairs"] = [json.loads(line) for line in _pair_lines(board, 0, len(table))]
     return report
@@ -126,9 +135,11 @@ def _pair_lines(board: Leaderboard, start: int, stop: int) -> list[str]:
     ]
 
 
-def write_json(board: Leaderboard, handle: TextIO) -> None:
+def write_json(board: Leaderboard, handle: TextIO, *, composite: Mapping[str, object] | None = None) -> None:
     """Stream the JSON report to ``handle``: the head indented, then one line per pair."""
-    head = json.dumps(report_dict(board, pairs=False), indent=2, ensure_ascii=False, allow_nan=False)
+    head = json.dumps(
+        report_dict(board, pairs=False, composite=composite), indent=2, ensure_ascii=False, allow_nan=False
+    )
     handle.write(head[: head.rindex("}")].rstrip() + ',\n  "pairs": [')
     total = len(board.pairs)
     for start in range(0, total, _PAIRS_PER_WRITE):
@@ -137,8 +148,8 @@ def write_json(board: Leaderboard, handle: TextIO) -> None:
     handle.write("\n  ]\n}\n" if total else "]\n}\n")
 
 
-def render_json(board: Leaderboard) -> str:
+def render_json(board: Leaderboard, *, composite: Mapping[str, object] | None = None) -> str:
     """The JSON report: full precision, stable key order, no NaN (null instead)."""
     out = io.StringIO()
-    write_json(board, out)
+    write_json(board, out, composite=composite)
     return out.getvalue()
