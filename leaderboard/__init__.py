@@ -1,5 +1,8 @@
 """leaderboard: turn eval runs into a model leaderboard with honest statistics."""
 
+from .composite import CompositeBoard, rank
+from .config import Config, parse_config, read_config
+from .engine import evaluate
 from .loading import load_file, load_runs
 from .records import EvalRun, LeaderboardRow, PairwiseDiff, Source
 from .report import render_json, render_markdown, render_report
@@ -16,6 +19,8 @@ from .validation import InvalidEvalRuns, Problem, validate_runs
 __version__ = "0.1.0"
 
 __all__ = [
+    "CompositeBoard",
+    "Config",
     "EvalRun",
     "InvalidEvalRuns",
     "Leaderboard",
@@ -27,9 +32,13 @@ __all__ = [
     "analyse",
     "bootstrap_mean_ci",
     "bootstrap_pairwise_diff",
+    "evaluate",
     "load_file",
     "load_runs",
     "pairwise_diffs",
+    "parse_config",
+    "rank",
+    "read_config",
     "render_json",
     "render_markdown",
     "render_report",

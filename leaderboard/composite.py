@@ -210,8 +210,10 @@ def normalise(values: Mapping[str, float | None], how: Normalization) -> dict[st
             score = v
         elif how.mode == "minmax":
             lo, hi = min(known), max(known)
-            # Every model alike: none is worse than another on this metric.
-            score = 1.0 if hi - lo <= _SAME * max(1.0, abs(hi)) else (v - lo) / (hi - lo)
+            if hi - lo <= _SAME * max(1.0, abs(hi)):
+                out[model] = 1.0  # every model alike: none is worse than another on this metric
+                continue
+            score = (v - lo) / (hi - lo)
         elif how.mode == "target":
             assert how.target is not None
             # Reaching the target scores 1; short of it, the share reached (either direction).

@@ -5,6 +5,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
+
+# One shared empty mapping: a fresh dict per record would cost ~64 bytes on each of millions.
+_NO_METRICS: Mapping[str, float] = MappingProxyType({})
+
+
+def _no_metrics() -> Mapping[str, float]:
+    return _NO_METRICS
 
 
 @dataclass(frozen=True, order=True, slots=True)
@@ -38,7 +46,7 @@ class EvalRun:
     latency_ms: float | None = None
     error: bool | str = False
     # Not hashed: a mapping has no hash, and the other fields identify a record anyway.
-    metrics: Mapping[str, float] = field(default_factory=dict, hash=False)
+    metrics: Mapping[str, float] = field(default_factory=_no_metrics, hash=False)
     trial: int | str | None = None
     # Provenance is not part of a record's identity: the same run read from
     # another file is the same run.

@@ -79,7 +79,7 @@ def composite_section(result: CompositeBoard) -> str:
         parts.append(f"{hidden} more models are in the JSON report (`composite`).")
     for unknown in result.unknown:
         models = ", ".join(md_code(m) for m in unknown.models[:20]) + (" …" if len(unknown.models) > 20 else "")
-        what = md_text("cost per 1k calls" if unknown.metric == "cost" else unknown.metric)
+        what = "Cost per 1k calls" if unknown.metric == "cost" else md_code(unknown.metric)
         parts.append(
             f"> [!WARNING]\n> {what} is weighted, but it is unknown for {models}: it counts as 0 (the worst) for "
             f"{'them' if len(unknown.models) > 1 else 'it'}. To fix, {unknown.fix}."
