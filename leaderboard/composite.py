@@ -19,13 +19,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 import numpy as np
 
 from .config import Card, Config, Normalization
 from .records import EvalRun
 from .statistics import Leaderboard, tie_key
-from .validation import BUILTIN_METRICS, InvalidEvalRuns, Problem, shown
+from .validation import BUILTIN_METRICS, InvalidEvalRuns, Problem, shown, validate_runs
 
 # Lower is better for these; higher for everything else (accuracy, custom metrics, categories).
 LOWER_IS_BETTER = ("cost", "latency", "latency_p50", "error_rate")
@@ -158,6 +159,7 @@ def aggregate_metrics(runs: Sequence[EvalRun], board: Leaderboard) -> dict[str, 
     model's cost unknown (None), because a mean over the priced part would read as what
     the model costs. Accuracy and category means are the leaderboard's own.
     """
+    _check_calls(runs)
     rows = {row.model_id: row for row in board.rows}
     calls: dict[str, list[EvalRun]] = {}
     for run in runs:
@@ -196,6 +198,25 @@ def aggregate_metrics(runs: Sequence[EvalRun], board: Leaderboard) -> dict[str, 
             values=values,
         )
     return out
+
+
+def _check_calls(runs: Sequence[EvalRun]) -> None:
+    """Records built in code skip the loader's checks, and analyse() reads only their scores:
+    check the call fields the composite reads, cheaply, and name every problem if one is off."""
+    for name in ("cost_usd", "latency_ms"):
+        values = [v for v in map(attrgetter(name), runs) if v is not None]
+        if not set(map(type, values)) <= {float, int}:
+            validate_runs(runs)
+        column = np.array(values, dtype=np.float64)
+        if not (np.all(np.isfinite(column)) and np.all(column >= 0)):
+            validate_runs(runs)
+    metrics = [m for m in map(attrgetter("metrics"), runs) if m]
+    if metrics and not all(
+        isinstance(v, (float, int)) and not isinstance(v, bool) and math.isfinite(v)
+        for m in metrics
+        for v in m.values()
+    ):
+        validate_runs(runs)
 
 
 def normalise(values: Mapping[str, float | None], how: Normalization) -> dict[str, float | None]:

@@ -247,6 +247,19 @@ def test_card_constraints_name_what_the_card_lacks() -> None:
     }
 
 
+@pytest.mark.parametrize(
+    ("constraint", "reason"),
+    [
+        ("min_context_tokens: 100000", "context window 8,000 tokens below the required 100,000"),
+        ("required_features: [json_mode]", "lacks the required feature json_mode"),
+        ("privacy_required: zero_retention", "lacks the required privacy guarantee zero_retention"),
+    ],
+)
+def test_each_card_constraint_alone(constraint: str, reason: str) -> None:
+    text = f"models: {{carded: {{context_tokens: 8000, features: [tool_use]}}}}\nconstraints: {{{constraint}}}\n"
+    assert reasons(ranked(calls("carded", 0.5), text)) == {"carded": (reason,)}
+
+
 def test_a_model_without_a_card_passes_card_constraints_by_default() -> None:
     assert order(ranked(calls("local", 0.5), CARDS)) == ["local"]
 
@@ -368,3 +381,10 @@ def test_composites_are_finite_numbers_from_0_to_1() -> None:
     runs = calls("a", 0.5, cost=0.001) + calls("b", 0.9, cost=0.02, latency=100.0)
     result = ranked(runs, "metrics: {weights: {accuracy: 1, cost: 1, latency: 1, error_rate: 1}}")
     assert all(r.composite is not None and math.isfinite(r.composite) and 0 <= r.composite <= 1 for r in result.ranked)
+
+
+def test_records_built_in_code_with_an_invalid_cost_are_refused_with_the_problem() -> None:
+    runs = calls("a", 0.5)
+    runs[0] = EvalRun("a", "t00", "acc", 1.0, cost_usd=-1.0)
+    with pytest.raises(InvalidEvalRuns, match="record #0: cost_usd: must be a finite number >= 0"):
+        ranked(runs)
