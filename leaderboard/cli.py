@@ -14,8 +14,8 @@ from .limits import MAX_BOOTSTRAP_SAMPLES
 from .loading import load_runs
 from .numbers import parse_decimal, parse_integer
 from .report.composite import composite_dict, composite_section
+from .report.document import COMMENT_KEY, Commit, comment_body, render_report
 from .report.json_report import write_json
-from .report.markdown import md_text, render_report
 from .statistics import CORRECTIONS, RANK_BY, min_resamples
 from .validation import InvalidEvalRuns
 
@@ -91,6 +91,14 @@ def parser() -> argparse.ArgumentParser:
         help="multiple comparisons: none (per-pair alpha, default) or holm (family-wise alpha over all pairs)",
     )
     p.add_argument("--title", default=None, help="a heading for the markdown")
+    p.add_argument(
+        "--comment",
+        metavar="PATH",
+        type=Path,
+        help="also write the exact PR comment body the action would post here (marker included)",
+    )
+    p.add_argument("--comment-key", default="leaderboard", help="the comment key for --comment (default leaderboard)")
+    p.add_argument("--commit", metavar="SHA", help="the commit the results describe, named in the documents")
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return p
 
@@ -98,6 +106,8 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     cli = parser()
     args = cli.parse_args(argv)
+    if not COMMENT_KEY.fullmatch(args.comment_key):
+        cli.error("--comment-key must be 1-100 letters, digits, '.', '_', '-' or '/', starting with a letter or digit")
     b = args.b if args.b is not None else DEFAULT_RESAMPLES
     alpha = args.alpha if args.alpha is not None else DEFAULT_ALPHA
     if args.config is None and b < min_resamples(alpha):
@@ -140,10 +150,18 @@ def _run(args: argparse.Namespace) -> int:
         except OSError as exc:
             print(f"cannot write {args.json}: {exc.strerror or exc}", file=sys.stderr)
             return 1
-    if result is None:
-        sys.stdout.write(render_report(board, title=args.title))
-        return 0
-    # The composite ranking is the answer: it goes first, under the title, as in the PR comment.
-    head = [f"## {md_text(args.title)}"] if args.title else []
-    sys.stdout.write("\n\n".join([*head, composite_section(result), render_report(board)]))
+    commit = Commit(args.commit) if args.commit else None
+    # The composite ranking goes under the title, as in the PR comment.
+    sections = [composite_section(result)] if result is not None else []
+    if args.comment is not None:
+        body = comment_body(
+            board, key=args.comment_key, title=args.title or "Model leaderboard", run_url=None, commit=commit,
+            sections=sections,
+        )  # fmt: skip
+        try:
+            args.comment.write_text(body.text, encoding="utf-8")
+        except OSError as exc:
+            print(f"cannot write {args.comment}: {exc.strerror or exc}", file=sys.stderr)
+            return 1
+    sys.stdout.write(render_report(board, title=args.title, commit=commit, sections=sections))
     return 0

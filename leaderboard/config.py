@@ -424,6 +424,9 @@ def parse_config(text: str, file: str) -> Config:
             raise InvalidEvalRuns([problem]) from None
         except yaml.YAMLError as exc:
             raise InvalidEvalRuns([Problem(message=f"not valid YAML: {exc}", file=file)]) from None
+        except RecursionError:
+            message = "not a configuration: nested hundreds of levels deep"
+            raise InvalidEvalRuns([Problem(message=message, file=file)]) from None
         if root is None:
             return Config(file=file)  # an empty file: every default
         shared = _aliases(root)

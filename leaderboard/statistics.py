@@ -7,8 +7,8 @@ README) say what is resampled for each number.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from operator import attrgetter
 from typing import Any, Literal, overload
 
@@ -78,6 +78,7 @@ class Leaderboard:
     correction: Correction = "none"
     all_tied_tasks: int = 0
     pairs_computed: bool = True
+    category_tasks: Mapping[str, int] = field(default_factory=dict)  # distinct tasks in each category
 
     def pair(self, i: int, j: int) -> PairwiseDiff:
         """The comparison of the models at ranks ``i`` and ``j`` (1-based), oriented as stored."""
@@ -367,6 +368,15 @@ def _rows(matrix: _Matrix, theta: FloatArray, alpha: float, rank_by: RankBy) -> 
             )
         )
     return rows, means
+
+
+def _category_tasks(matrix: _Matrix) -> dict[str, int]:
+    """Distinct tasks per category, over every model."""
+    n_tasks = len(matrix.task_ids)
+    cells = np.flatnonzero(matrix.present.ravel())
+    codes = np.unique(matrix.category_index.ravel()[cells] * n_tasks + cells % n_tasks)
+    counts = np.bincount(codes // n_tasks, minlength=len(matrix.categories))
+    return {c: int(counts[k]) for k, c in enumerate(matrix.categories)}
 
 
 def _all_tied_tasks(matrix: _Matrix) -> int:
@@ -676,6 +686,7 @@ def analyse(
         correction=correction,
         all_tied_tasks=_all_tied_tasks(matrix),
         pairs_computed=pairs,
+        category_tasks=_category_tasks(matrix),
     )
 
 

@@ -1,9 +1,13 @@
-"""Render the example's PR comment as GitHub does and screenshot it for the README.
+"""Render PR comments as GitHub does and screenshot them for the README and for review.
 
-    python scripts/screenshot.py            # writes docs/comment.png
+    python scripts/screenshot.py            # writes docs/*.png
 
-Markdown -> HTML with cmark-gfm (GitHub's engine, its tag filter on), styled like
-a GitHub comment, photographed by headless Chromium (Debian's `chromium`).
+Three comments: the bundled example (collapsed, as a reviewer first sees it, and with
+every <details> opened), SWE-bench Verified from ../shared/realdata (12 models whose ids
+share long prefixes, the top two one instance apart), and a synthetic 60-model suite.
+Markdown -> HTML with cmark-gfm (GitHub's engine, its tag filter on), styled like a
+GitHub comment, photographed by headless Chromium (Debian's `chromium`); the blank
+space below the comment is cropped when Pillow is installed.
 """
 
 from __future__ import annotations
@@ -14,13 +18,14 @@ import tempfile
 from pathlib import Path
 
 import cmarkgfm
+import numpy as np
 from cmarkgfm.cmark import Options
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from leaderboard import analyse, load_runs  # noqa: E402
-from leaderboard.report.document import comment_body  # noqa: E402
+from leaderboard import EvalRun, analyse, load_runs  # noqa: E402
+from leaderboard.report.document import Commit, comment_body  # noqa: E402
 
 CSS = """
 body { margin: 0; background: #fff; }
@@ -41,23 +46,22 @@ code { font: 85% ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; backg
 ul { padding-left: 2em; }
 sub { color: #59636e; }
 a { color: #0969da; text-decoration: none; }
+details { margin-bottom: 16px; }
+summary { cursor: pointer; font-weight: 600; }
 .markdown-alert { border-left: .25em solid #0969da; padding: .5rem 1rem; margin-bottom: 16px; }
 """
 
 
-def main() -> None:
-    runs = load_runs([str(ROOT / "examples" / "mteb-eng-v2-sample.jsonl")])
-    board = analyse(runs)
-    body = comment_body(
-        board, key="leaderboard", title="Model leaderboard", run_url="https://github.com/org/repo/actions/runs/1"
-    ).text
+def shoot(body: str, name: str, *, expanded: bool = False, height: int = 4000) -> Path:
     html = cmarkgfm.github_flavored_markdown_to_html(body, options=Options.CMARK_OPT_UNSAFE)
+    if expanded:
+        html = html.replace("<details>", "<details open>")
     page = (
         f"<!doctype html><html><head><meta charset='utf-8'><style>{CSS}</style></head><body>"
         "<div class='comment'><div class='header'><b>github-actions</b> <span>bot</span> commented</div>"
         f"<div class='body'>{html}</div></div></body></html>"
     )
-    docs = ROOT / "docs"
+    out = ROOT / "docs" / name
     with tempfile.TemporaryDirectory() as profile:
         html_file = Path(profile) / "comment.html"
         html_file.write_text(page, encoding="utf-8")
@@ -65,12 +69,64 @@ def main() -> None:
             [
                 "chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--hide-scrollbars", f"--user-data-dir={profile}", "--window-size=960,1900",
-                f"--screenshot={docs / 'comment.png'}", html_file.as_uri(),
+                "--hide-scrollbars", f"--user-data-dir={profile}", f"--window-size=960,{height}",
+                f"--screenshot={out}", html_file.as_uri(),
             ],
             check=True, capture_output=True, timeout=120,
         )  # fmt: skip
-    print(f"wrote {docs / 'comment.png'}")
+    _crop(out)
+    print(f"wrote {out}")
+    return out
+
+
+def _crop(path: Path) -> None:
+    try:
+        from PIL import Image, ImageChops
+    except ImportError:  # optional: without Pillow the picture keeps its blank bottom
+        return
+    image = Image.open(path).convert("RGB")
+    box = ImageChops.difference(image, Image.new("RGB", image.size, (255, 255, 255))).getbbox()
+    if box:
+        image.crop((0, 0, image.width, min(image.height, box[3] + 16))).save(path)
+
+
+def body_for(runs_path: Path, title: str) -> str:
+    board = analyse(load_runs([str(runs_path)]))
+    return comment_body(
+        board,
+        key="leaderboard",
+        title=title,
+        run_url="https://github.com/org/repo/actions/runs/1",
+        commit=Commit("3f2a9c1d5e7b8a6c4d2e0f1a3b5c7d9e1f2a4b6c", "https://github.com/org/repo/commit/3f2a9c1"),
+    ).text
+
+
+def synthetic(models: int, tasks: int) -> list[EvalRun]:
+    rng = np.random.default_rng(7)
+    skill = np.sort(rng.uniform(0.45, 0.75, models))[::-1]
+    return [
+        EvalRun(
+            f"vendor-{m % 7}/model-{m:02d}-instruct",
+            f"task-{t:03d}",
+            "acc",
+            float(rng.random() < skill[m]),
+            f"area-{t % 6}",
+        )
+        for m in range(models)
+        for t in range(tasks)
+    ]
+
+
+def main() -> None:
+    example = body_for(ROOT / "examples" / "mteb-eng-v2-sample.jsonl", "Model leaderboard")
+    shoot(example, "comment.png", height=1400)
+    shoot(example, "comment-expanded.png", expanded=True)
+    swebench = ROOT.parent / "shared" / "realdata" / "swebench_verified.jsonl"
+    if swebench.exists():
+        shoot(body_for(swebench, "SWE-bench Verified"), "comment-swebench.png", height=1600)
+    board = analyse(synthetic(60, 200))
+    body = comment_body(board, key="leaderboard", title="Synthetic suite: 60 models", run_url=None).text
+    shoot(body, "comment-60-models.png", height=1600)
 
 
 if __name__ == "__main__":

@@ -90,7 +90,7 @@ def test_a_valid_run_posts_one_comment_and_sets_every_output(workspace: Path, fa
     assert result.code == 0, result.stdout + result.stderr
     (comment,) = fake_github.thread()
     assert comment["body"].startswith(marker("leaderboard") + "\n\n## Model leaderboard\n")
-    assert "| Rank | Model | Mean | 95% CI | Win rate | Tasks |" in comment["body"]
+    assert "| Rank | Model | Mean | 95% CI | vs next | Win rate | Tasks |" in comment["body"]
     assert "[Workflow run](https://github.com/octo/evals/actions/runs/4242)" in comment["body"]
     out = result.outputs
     assert out["report"] == ".leaderboard/leaderboard/report.json" and (workspace / out["report"]).is_file()
@@ -98,6 +98,8 @@ def test_a_valid_run_posts_one_comment_and_sets_every_output(workspace: Path, fa
     assert (out["top-model"], out["models"], out["tasks"]) == ("Qwen/Qwen3-Embedding-0.6B", "6", "41")
     assert out["comment-id"] == str(comment["id"]) and out["comment-url"] == comment["html_url"]
     assert "| Rank | Model |" in result.summary and "Traceback" not in result.stderr
+    # What was posted is what the action wrote beside the report, to the byte.
+    assert (workspace / ".leaderboard/leaderboard/comment.md").read_text(encoding="utf-8") == comment["body"]
     assert_no_secret(result)
 
 
@@ -226,14 +228,17 @@ def test_a_huge_leaderboard_still_fits_in_one_comment_and_says_where_the_rest_is
     rows = [
         {"model_id": f"org-{m:02d}/model-with-a-long-name-{m}", "task_id": f"task-{t}", "metric_name": "acc",
          "score": ((m * 7 + t * 13) % 100) / 100, "category": f"c{t % 5}"}
-        for m in range(70) for t in range(20)
+        for m in range(200) for t in range(20)
     ]  # fmt: skip
     (workspace / "results" / "mteb.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     result = run_action(workspace, fake_github.url, bootstrap_samples="400")
     assert result.code == 0, result.stdout
     (comment,) = fake_github.thread()
-    assert len(comment["body"]) <= COMMENT_LIMIT and "Too large to show here" in comment["body"]
-    assert "### Pairwise differences" in result.summary
+    assert len(comment["body"]) <= COMMENT_LIMIT and "Not shown here" in comment["body"]
+    assert "job summary" in comment["body"]
+    # The summary has what the comment points to: every model and the leader against all of them.
+    assert "org-" in result.summary and result.summary.count("\n| ") > comment["body"].count("\n| ")
+    assert "**The leader against every model**" in comment["body"]
 
 
 def test_the_action_never_prints_the_token_even_when_it_fails(workspace: Path, fake_github) -> None:

@@ -17,8 +17,22 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
 def test_prints_the_leaderboard_for_the_example() -> None:
     done = cli(str(EXAMPLE))
     assert done.returncode == 0, done.stderr
-    assert "| Rank | Model | Mean | 95% CI | Win rate | Tasks |" in done.stdout
-    assert "### Pairwise differences" in done.stdout
+    assert "| Rank | Model | Mean | 95% CI | vs next | Win rate | Tasks |" in done.stdout
+    assert "Pairwise comparisons (15 of 15 pairs)" in done.stdout
+
+
+def test_the_comment_option_writes_the_body_the_action_would_post(tmp_path: Path) -> None:
+    out = tmp_path / "comment.md"
+    done = cli(str(EXAMPLE), "--comment", str(out), "--comment-key", "gpu/a100", "--commit", "0123456789abcdef")
+    assert done.returncode == 0, done.stderr
+    body = out.read_text(encoding="utf-8")
+    assert body.startswith("<!-- leaderboard-action:gpu/a100 -->\n\n## Model leaderboard\n")
+    assert "commit `0123456`" in body and "commit `0123456`" in done.stdout
+
+
+def test_a_bad_comment_key_is_refused() -> None:
+    done = cli(str(EXAMPLE), "--comment-key", "-->")
+    assert done.returncode == 2 and "--comment-key" in done.stderr
 
 
 def test_writes_the_json_report_and_takes_the_parameters(tmp_path: Path) -> None:

@@ -13,7 +13,6 @@ from leaderboard.report.document import (
     comment_body,
     comment_length,
     compose,
-    full_markdown,
     marker,
     rejected_body,
     same_content,
@@ -51,8 +50,9 @@ def test_the_marker_is_the_first_line() -> None:
 def test_a_small_board_shows_everything_with_parameters_and_run_link() -> None:
     board = analyse(demo_suite())
     body = comment_body(board, key="k", title="Evals", run_url="https://github.com/o/r/actions/runs/1").text
-    assert "### Mean by category" in body and "### Pairwise differences" in body
-    assert "95% CI · 500 bootstrap resamples · seed 0 · 3 models · 12 tasks · 36 runs" in body
+    assert "Pairwise comparisons (3 of 3 pairs)" in body and "Categories (3)" in body
+    assert "<sub>3 models · 12 tasks · 36 runs · 95% CI, 500 resamples, seed 0</sub>" in body
+    assert "Not shown here" not in body
     assert body.rstrip().endswith("<sub>[Workflow run](https://github.com/o/r/actions/runs/1)</sub>")
 
 
@@ -64,35 +64,36 @@ def test_bodies_that_differ_only_in_the_run_link_have_the_same_content() -> None
     assert not same_content(a, comment_body(analyse(demo_suite(seed=1)), key="k", title="t", run_url=None).text)
 
 
-def test_first_the_pairwise_table_goes_and_the_comment_says_where_it_is() -> None:
+def test_at_sixty_models_the_comment_keeps_the_leader_against_everyone_and_says_what_is_left_out() -> None:
     composed = comment_body(big_board(60), key="k", title="t", run_url=None)
-    assert not composed.pairwise and composed.categories and composed.shown_models == 60
-    assert "the pairwise table (1770 pairs)" in composed.text and "job summary" in composed.text
+    assert composed.leader_pairs == 59 and composed.shown_models == 60
     assert comment_length(composed.text) <= COMMENT_LIMIT and tables_are_whole(composed.text)
+    left = 1770 - composed.leader_pairs - composed.neighbour_pairs - composed.other_pairs
+    assert f"{left:,} of the 1,770 pairs" in composed.text and "job summary" in composed.text
 
 
-def test_then_categories_then_bottom_rows_go() -> None:
+def test_what_fits_is_kept_in_priority_order() -> None:
     composed = comment_body(big_board(700, tasks=3, pairs=False), key="k", title="t", run_url=None)
-    assert not composed.categories and composed.shown_models < 700
-    assert f"{700 - composed.shown_models} more models" in composed.text
     assert comment_length(composed.text) <= COMMENT_LIMIT and tables_are_whole(composed.text)
-    # the largest count that fits: one more row would not
-    assert composed.shown_models > 100
+    assert 100 < composed.shown_models < 700 and f"{700 - composed.shown_models} more models" in composed.text
+    # One more row would not fit: the largest count that fits is kept.
+    assert not composed.categories or composed.shown_models == 700
 
 
 def test_the_budget_is_met_exactly_at_the_limit() -> None:
     board = big_board(40)
     full = compose(board, head=["x"], limit=10**9, measure=len, elsewhere="").text
-    for limit in (len(full), len(full) - 1, 20_000, 5_000):
+    for limit in (len(full), len(full) - 1, 30_000, 12_000):
         composed = compose(board, head=["x"], limit=limit, measure=len, elsewhere="elsewhere")
         assert len(composed.text) <= limit and tables_are_whole(composed.text)
+        assert composed.leader_pairs == 39  # never dropped while anything else is shown
     assert compose(board, head=["x"], limit=len(full), measure=len, elsewhere="").text == full
 
 
 def test_the_summary_keeps_more_than_the_comment() -> None:
     board = big_board(60)
-    assert summary_markdown(board, title="t").pairwise
-    assert "### Pairwise differences" in full_markdown(board, title="t")
+    summary, comment = summary_markdown(board, title="t"), comment_body(board, key="k", title="t", run_url=None)
+    assert summary.other_pairs > comment.other_pairs and summary.categories
 
 
 def test_non_bmp_characters_count_twice_against_the_limit() -> None:

@@ -12,6 +12,10 @@ import pytest
 from conftest import ROOT
 from test_action import run_action
 
+from leaderboard import EvalRun, analyse
+from leaderboard.composite import rank
+from leaderboard.config import parse_config
+from leaderboard.report.composite import MAX_ROWS, composite_section
 from leaderboard.report.document import marker
 
 SUITE = ROOT / "examples" / "agent-suite"
@@ -38,13 +42,15 @@ def test_the_cli_ranks_on_the_configuration_with_disqualified_models_and_the_too
     done = cli(str(RUNS), "--config", str(CONFIG))
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    assert out.startswith("### Ranking\n\n| Rank | Model | Composite | Accuracy | $/1k calls | p95 ms | Error rate |")
+    section = out.index(
+        "### Composite ranking\n\n| Rank | Model | Composite | Accuracy | $/1k calls | p95 ms | Error rate |"
+    )
+    # Under the verdict, above the usual leaderboard, which follows unchanged.
+    assert section < out.index("| Rank | Model | Mean |")
     assert "| 1 | `sim_small` |" in out and "| 2 | `sim_frontier` |" in out
     assert "| — | `sim_tiny` | DISQUALIFIED |" in out
     assert "- ✗ `sim_tiny`: accuracy 50\\.0% below the required 70\\.0%" in out
     assert TOO_CLOSE in out and "Any gap between them here is coming from cost and speed." in out
-    # The usual leaderboard follows, unchanged.
-    assert "| Rank | Model | Mean | 95% CI | Win rate | Tasks |" in out
 
 
 def test_the_cli_re_ranks_stored_results_under_other_weights() -> None:
@@ -78,12 +84,15 @@ def test_the_action_puts_the_composite_ranking_under_the_title_and_sets_the_outp
     result = run_action(workspace, fake_github.url)
     assert result.code == 0, result.stdout + result.stderr
     (comment,) = fake_github.thread()
-    assert comment["body"].startswith(marker("leaderboard") + "\n\n## Model leaderboard\n\n### Ranking\n")
+    body = comment["body"]
+    assert body.startswith(marker("leaderboard") + "\n\n## Model leaderboard\n")
+    assert body.index("\n### Composite ranking\n") < body.index("| Rank | Model | Mean |")
     assert TOO_CLOSE in comment["body"] and "DISQUALIFIED" in comment["body"]
     assert result.outputs["top-model"] == "sim_small"
     assert json.loads(result.outputs["disqualified"]) == ["sim_flaky", "sim_local", "sim_tiny"]
-    assert "### Ranking" in result.summary
-    assert "### Ranking" in (workspace / result.outputs["markdown"]).read_text()
+    assert "### Composite ranking" in result.summary
+    assert "### Composite ranking" in (workspace / result.outputs["markdown"]).read_text()
+    assert "### Composite ranking" in (workspace / result.outputs["markdown"]).with_name("comment.md").read_text()
 
 
 def test_the_cli_and_the_action_give_the_same_report_for_the_same_files_and_configuration(
@@ -154,3 +163,11 @@ def test_the_actions_statistics_inputs_override_the_configuration(workspace: Pat
     result = run_action(workspace, fake_github.url, comment="off")
     parameters = json.loads((workspace / result.outputs["report"]).read_text())["parameters"]
     assert (parameters["bootstrap_samples"], parameters["seed"]) == (1000, 7)
+
+
+def test_the_section_stays_bounded_with_many_long_ids_disqualified() -> None:
+    runs = [EvalRun(f"{m:03d}" + "x" * 500, f"t{t}", "acc", 0.0) for m in range(200) for t in range(2)]
+    result = rank(runs, analyse(runs, b=400, pairs=False), parse_config("constraints: {min_accuracy: 0.5}", "c.yml"))
+    section = composite_section(result)
+    assert len(result.disqualified) == 200 and section.count("- ✗") == MAX_ROWS
+    assert len(section) < 25_000 and "150 more models are in the JSON report" in section

@@ -221,3 +221,7 @@ def test_the_configuration_used_is_reported_as_read() -> None:
     used = config.as_dict()
     assert used["metrics"]["weights"] == {"accuracy": 0.55, "cost": 0.25, "latency": 0.2}  # type: ignore[index]
     assert used["constraints"]["required_features"] == ["tool_use"]  # type: ignore[index]
+
+
+def test_a_configuration_nested_absurdly_deep_is_an_error_not_a_crash() -> None:
+    assert "nested" in one("[" * 100_000).message

@@ -12,8 +12,8 @@ from scipy import stats
 
 from leaderboard import EvalRun, analyse
 from leaderboard.cli import main as cli_main
+from leaderboard.report.document import render_report
 from leaderboard.report.json_report import render_json
-from leaderboard.report.markdown import render_report
 from leaderboard.significance import (
     BINOMIAL,
     EXACT,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,3 +31,22 @@ def pull_request_number(event_name: str, payload: Mapping[str, Any], override: i
         if isinstance(prs, list) and prs and isinstance(prs[0], Mapping) and isinstance(prs[0].get("number"), int):
             return int(prs[0]["number"])
     return None
+
+
+_SHA = re.compile(r"[0-9a-f]{7,64}")
+
+
+def head_sha(payload: Mapping[str, Any], fallback: str | None) -> str | None:
+    """The commit the results describe.
+
+    On ``pull_request`` GITHUB_SHA is a merge commit nobody pushed: the PR's head is the
+    commit a reviewer knows. On ``workflow_run``, the triggering run's head. Else GITHUB_SHA.
+    """
+    pr = payload.get("pull_request")
+    run = payload.get("workflow_run")
+    candidates = [
+        pr.get("head", {}).get("sha") if isinstance(pr, Mapping) and isinstance(pr.get("head"), Mapping) else None,
+        run.get("head_sha") if isinstance(run, Mapping) else None,
+        fallback,
+    ]
+    return next((c for c in candidates if isinstance(c, str) and _SHA.fullmatch(c)), None)

@@ -29,6 +29,7 @@ from ..records import EvalRun
 from ..report.composite import composite_dict, composite_section
 from ..report.document import (
     SUMMARY_LIMIT,
+    Commit,
     comment_body,
     full_markdown,
     problems_markdown,
@@ -40,7 +41,7 @@ from ..report.markdown import leaderboard_table, md_text
 from ..statistics import Leaderboard
 from ..validation import InvalidEvalRuns, Problem
 from .baseline import Baseline, NoBaseline, describe, describe_markdown, resolve_baseline
-from .event import pull_request_number
+from .event import head_sha, pull_request_number
 from .github_api import (
     CommentOutcome,
     CommentRefused,
@@ -178,7 +179,12 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
         correction=settings.correction,
     )
     sections = [composite_section(result)] if result is not None else []
-    report, markdown = _write_files(settings, board, result, sections)
+    commit = _commit(settings)
+    body = comment_body(
+        board, key=settings.comment_key, title=settings.title, run_url=settings.run_url, commit=commit,
+        sections=sections,
+    ).text  # fmt: skip
+    report, markdown = _write_files(settings, board, comment=body, commit=commit, result=result, sections=sections)
     outputs = {
         "report": report,
         "markdown": markdown,
@@ -189,7 +195,7 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
         "comment-id": "",
         "comment-url": "",
     }
-    summary = summary_markdown(board, title=settings.title, sections=sections)
+    summary = summary_markdown(board, title=settings.title, commit=commit, sections=sections)
     where = "the job summary" if append_summary(settings.summary_path, summary.text) else outputs["markdown"]
     print(f"{board.n_models} models, {board.n_tasks} tasks, {board.n_runs} runs.")
     with commands_stopped(settings.on_runner):
@@ -209,9 +215,6 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
     elif settings.comment == "off":
         print("comment: off — no PR comment written.")
     else:
-        body = comment_body(
-            board, key=settings.comment_key, title=settings.title, run_url=settings.run_url, sections=sections
-        ).text
         outcome, status = _publish(settings, number, client_factory, lambda t: t.upsert(body), stale=STALE)
         if outcome is not None and outcome.comment_id is not None:
             outputs["comment-id"] = str(outcome.comment_id)
@@ -247,10 +250,29 @@ def _config(settings: Settings) -> Config | None:
     return read_config(path, name=Path(name).as_posix())
 
 
+def _commit(settings: Settings) -> Commit | None:
+    payload: Any = {}
+    if settings.event_path:
+        # Unreadable payloads are reported once, by _pull_request.
+        with contextlib.suppress(OSError, ValueError, RecursionError):
+            payload = json.loads(Path(settings.event_path).read_text(encoding="utf-8"))
+    sha = head_sha(payload if isinstance(payload, dict) else {}, settings.sha)
+    if sha is None:
+        return None
+    url = f"{settings.server_url.rstrip('/')}/{settings.repository}/commit/{sha}" if settings.repository else None
+    return Commit(sha, url)
+
+
 def _write_files(
-    settings: Settings, board: Leaderboard, result: CompositeBoard | None = None, sections: Sequence[str] = ()
+    settings: Settings,
+    board: Leaderboard,
+    *,
+    comment: str,
+    commit: Commit | None,
+    result: CompositeBoard | None = None,
+    sections: Sequence[str] = (),
 ) -> tuple[str, str]:
-    """The JSON report and the full markdown, under the workspace and never through a link.
+    """The JSON report, the full markdown and the exact comment body, under the workspace, never through a link.
 
     The paths returned are relative to the workspace: the container sees it at
     /github/workspace, later steps on the runner elsewhere, and both resolve these.
@@ -259,7 +281,8 @@ def _write_files(
     composite = composite_dict(result) if result is not None else None
     files = {
         "report.json": render_json(board, composite=composite),
-        "leaderboard.md": full_markdown(board, title=settings.title, sections=sections),
+        "leaderboard.md": full_markdown(board, title=settings.title, commit=commit, sections=sections),
+        "comment.md": comment,
     }
     write_inside(settings.workspace, directories, files)
     relative = "/".join(directories)

@@ -9,6 +9,7 @@ from typing import Literal, TypeVar
 
 from ..limits import MAX_BOOTSTRAP_SAMPLES
 from ..numbers import parse_decimal, parse_integer
+from ..report.document import COMMENT_KEY
 from ..statistics import CORRECTIONS, RANK_BY, Correction, RankBy, min_resamples
 
 # Defaults for inputs the runner did not pass (a local run); action.yml declares the same
@@ -35,7 +36,6 @@ DEFAULTS: dict[str, str] = {
 INPUTS = ("runs", *DEFAULTS)
 COMMENT_MODES = ("update", "off")
 N = TypeVar("N", int, float)
-_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,99}")
 # What actions/upload-artifact refuses in a name: " : < > | * ? \r \n \\ /
 _ARTIFACT_NAME = re.compile(r'[^":<>|*?\r\n\\/]{1,255}')
 _BOOLEANS = {"true": True, "false": False}
@@ -74,6 +74,7 @@ class Settings:
     repository: str | None
     api_url: str
     server_url: str
+    sha: str | None
     run_id: str | None
     output_path: str | None
     summary_path: str | None
@@ -138,7 +139,7 @@ def parse_settings(environ: Mapping[str, str]) -> Settings:
         problems.append(f"input 'comment' must be one of {', '.join(COMMENT_MODES)}, got {comment!r}")
 
     key = _input(environ, "comment-key")
-    if not _KEY.fullmatch(key):
+    if not COMMENT_KEY.fullmatch(key):
         problems.append(
             "input 'comment-key' must be 1-100 characters of letters, digits, '.', '_', '-' or '/', "
             f"starting with a letter or digit, got {key!r}"
@@ -217,6 +218,7 @@ def parse_settings(environ: Mapping[str, str]) -> Settings:
         repository=environ.get("GITHUB_REPOSITORY") or None,
         api_url=environ.get("GITHUB_API_URL") or "https://api.github.com",
         server_url=environ.get("GITHUB_SERVER_URL") or "https://github.com",
+        sha=environ.get("GITHUB_SHA") or None,
         run_id=environ.get("GITHUB_RUN_ID") or None,
         output_path=environ.get("GITHUB_OUTPUT") or None,
         summary_path=environ.get("GITHUB_STEP_SUMMARY") or None,

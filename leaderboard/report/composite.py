@@ -8,8 +8,10 @@ from ..composite import CompositeBoard, Ranked, format_value
 from ..config import Normalization
 from .markdown import DASH, md_code, md_text, truncate
 
-# Rows the section shows of each kind; it is never dropped for size, so it is bounded itself.
-MAX_ROWS = 100
+# Rows the section shows of each kind, and characters of an id outside the table: the section is
+# never dropped for size, so it bounds itself (about 20,000 characters at most, a third of a comment).
+MAX_ROWS = 50
+ID_WIDTH = 60
 # Custom metric columns shown (the JSON report has all).
 MAX_CUSTOM_COLUMNS = 4
 
@@ -65,12 +67,12 @@ def composite_section(result: CompositeBoard) -> str:
         )
     for entry in result.disqualified[:MAX_ROWS]:
         lines.append(_row(cells(entry, DASH, "DISQUALIFIED")))
-    parts = ["### Ranking\n\n" + "\n".join(lines)]
+    parts = ["### Composite ranking\n\n" + "\n".join(lines)]
     if result.too_close is not None:
         parts.append(result.too_close.sentence(md_code))
     if result.disqualified:
         reasons = [
-            f"- ✗ {md_code(entry.model_id)}: {md_text('; '.join(entry.reasons))}"
+            f"- ✗ {md_code(truncate(entry.model_id, ID_WIDTH))}: {md_text('; '.join(entry.reasons))}"
             for entry in result.disqualified[:MAX_ROWS]
         ]
         parts.append("\n".join(reasons))
@@ -78,7 +80,9 @@ def composite_section(result: CompositeBoard) -> str:
     if hidden:
         parts.append(f"{hidden} more models are in the JSON report (`composite`).")
     for unknown in result.unknown:
-        models = ", ".join(md_code(m) for m in unknown.models[:20]) + (" …" if len(unknown.models) > 20 else "")
+        models = ", ".join(md_code(truncate(m, ID_WIDTH)) for m in unknown.models[:20]) + (
+            " …" if len(unknown.models) > 20 else ""
+        )
         what = "Cost per 1k calls" if unknown.metric == "cost" else md_code(unknown.metric)
         parts.append(
             f"> [!WARNING]\n> {what} is weighted, but it is unknown for {models}: it counts as 0 (the worst) for "

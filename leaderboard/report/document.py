@@ -1,38 +1,65 @@
-"""The PR comment's body: a marked, size-bounded markdown document.
+"""Every document made from an analysis: the PR comment, the job summary, the markdown file, the CLI output.
 
-GitHub refuses a comment body over 65,536 characters. The body degrades in
-whole sections, never inside a table: first the pairwise table goes, then the
-category means, then rows from the bottom of the leaderboard; each time it
-says what is missing and where to find it. The job summary uses the same
-steps under its own 1 MiB limit.
+One builder, so they cannot drift. The document reads verdict first:
+
+1. the title, then one sentence that answers "which model is best, and is it clearly
+   best?" with full ids, then a line of what was compared (models, tasks, commit, settings);
+2. sections handed in by the caller (the baseline comparison, the composite ranking);
+3. the leaderboard: the top 10 rows in the open, the rest in ``<details>``;
+4. pairwise comparisons in ``<details>``: the leader against every model, then neighbours,
+   then the other pairs;
+5. categories as rows in ``<details>``; the notes.
+
+A size limit (GitHub refuses a comment over 65,536 characters) is met by keeping what
+fits, in priority order: the verdict, the top rows, the leader against every model (never
+less than against the second), then the other rows, neighbours, categories and other pairs, each
+added only if it fits. Whatever was left out is named, with where to find it. Tables
+are never cut inside: rows are pre-rendered and whole rows are kept or left.
 """
 
 from __future__ import annotations
 
+import itertools
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..statistics import Leaderboard
+from ..records import PairwiseDiff
+from ..significance import min_tasks
+from ..statistics import TIE_ABS_TOL, Leaderboard
 from ..validation import Problem
-from .markdown import (
-    categories_table,
-    confidence_label,
-    full_ids,
-    leaderboard_table,
-    md_code,
-    md_text,
-    notes,
-    pairwise_table,
-    ranks_of,
-    selected_pairs,
-    truncate,
+from .formatting import (
+    DASH,
+    EXTENDED,
+    count,
+    decimals_for,
+    difference,
+    interval,
+    labels,
+    number,
+    p_value,
+    rank_range,
+    tasks_cell,
 )
+from .markdown import confidence_label, md_code, md_text, truncate
 
 COMMENT_LIMIT = 65_536
 SUMMARY_LIMIT = 1024 * 1024  # bytes GitHub accepts in one step's summary
 MARKER_PREFIX = "<!-- leaderboard-action:"
+# What a comment key may be: it goes into the marker (an HTML comment) and a directory name.
+COMMENT_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,99}")
 RUN_LINK_PREFIX = "<sub>[Workflow run]("
 MAX_PROBLEMS_SHOWN = 50
+TOP_ROWS = 10
+PAIRS_SHOWN = 1000  # in a document without a size limit; the JSON report has every pair
+TOP_GROUP_NAMED = 5
+FEW_CATEGORY_TASKS = 5
+CATEGORY_MODELS = 3
+TITLE_WIDTH = 200
+CELL_WIDTH = 300
+CHECK, TIED = "✓", "≈"
+# Never "#1" in rendered text: GitHub links it to issue 1.
+ORDINAL = ("1st", "2nd", "3rd")
 
 
 def marker(key: str) -> str:
@@ -60,56 +87,372 @@ def same_content(a: str, b: str) -> bool:
 
 
 @dataclass(frozen=True)
+class Commit:
+    """The commit the leaderboard describes (the PR's head), linked where the server is known."""
+
+    sha: str
+    url: str | None = None
+
+
+@dataclass(frozen=True)
 class Composed:
     text: str
     shown_models: int
-    pairwise: bool
+    pairwise: bool  # any pairwise comparison shown
     categories: bool
+    leader_pairs: int = 0
+    neighbour_pairs: int = 0
+    other_pairs: int = 0
 
 
-def _footer(board: Leaderboard) -> str:
-    return (
-        f"<sub>{confidence_label(board.alpha)} CI · {board.b} bootstrap resamples · seed {board.seed} · "
-        f"{board.n_models} models · {board.n_tasks} tasks · {board.n_runs} runs</sub>"
+# --- the pieces ---------------------------------------------------------------------------------
+
+
+def _oriented(pair: PairwiseDiff, first: str) -> tuple[float, float, float]:
+    """The pair's difference, CI ends, as ``first`` minus the other model."""
+    if pair.model_a == first:
+        return pair.mean_diff, pair.ci_lo, pair.ci_hi
+    return -pair.mean_diff, -pair.ci_hi, -pair.ci_lo
+
+
+def _names(ids: Sequence[str]) -> str:
+    shown = [md_code(i) for i in ids]
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+
+
+def verdict(board: Leaderboard) -> str:
+    """One sentence: which model is best, and is it clearly best? Full ids."""
+    rows = board.rows
+    if not rows:
+        return "_No eval runs: nothing to rank._"
+    first = rows[0].model_id
+    if len(rows) == 1:
+        return f"{md_code(first)} is the only model: there is nothing to compare it with."
+    if not board.pairs_computed:
+        return f"{md_code(first)} ranks first; pairwise comparisons were not computed."
+    level = confidence_label(board.alpha)
+    second = board.pair(1, 2)
+    d, lo, hi = _oriented(second, first)
+    if second.n_shared == 0:
+        gap = (
+            f"the top two ({md_code(first)} and {md_code(rows[1].model_id)}) share no task, so they cannot be compared"
+        )
+    else:
+        shown, ci, _ = difference(d, lo, hi, second.significant)
+        gap = f"leads {md_code(rows[1].model_id)} by {shown} ({level} CI {ci}, {count(second.n_shared, 'shared task')})"
+    top = board.top_group
+    if top == (first,):
+        return f"**{md_code(first)} is best**, significantly ahead of every other model: it {gap}."
+    if first not in top:
+        ahead = [p.model_a for p in board.resolution()[1] if p.significant and p.model_a != first]
+        return (
+            f"{md_code(first)} ranks first by {board.rank_by}, but {_names(ahead[:TOP_GROUP_NAMED])} "
+            "is significantly ahead of it on mean score."
+        )
+    named = list(top[:TOP_GROUP_NAMED])
+    more = len(top) - len(named)
+    group = _names(named) if not more else ", ".join(md_code(i) for i in named) + f" and {more} more"
+    tied = f"**No clear winner**: {group} are statistically tied for first"
+    if second.n_shared == 0:
+        return f"{tied}; {gap}."
+    if abs(second.mean_diff) <= TIE_ABS_TOL:
+        return f"{tied}, the top two with the same mean on the {count(second.n_shared, 'task')} they share."
+    if second.tasks_needed is not None:
+        resolve = (
+            f"about {second.tasks_needed:,} shared tasks would separate the top two (the suite has {second.n_shared:,})"
+        )
+    else:
+        resolve = "too few shared tasks to say how many would separate the top two"
+    if set(top) == {first, rows[1].model_id}:
+        # Two: name each once.
+        return f"**No clear winner**: {md_code(first)} {gap}, too close to call: {resolve}."
+    return f"{tied}; {md_code(first)} {gap}; {resolve}."
+
+
+def info_line(board: Leaderboard, commit: Commit | None) -> str:
+    parts = [count(board.n_models, "model"), count(board.n_tasks, "task"), count(board.n_runs, "run")]
+    if commit is not None:
+        short = md_code(commit.sha[:7])
+        parts.append(f"commit [{short}]({commit.url})" if commit.url else f"commit {short}")
+    settings = f"{confidence_label(board.alpha)} CI, {board.b:,} resamples, seed {board.seed}"
+    if board.correction == "holm":
+        settings += ", Holm-corrected pairs"
+    parts.append(settings)
+    return "<sub>" + " · ".join(parts) + "</sub>"
+
+
+def _row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+@dataclass(frozen=True)
+class _Pieces:
+    """Every table row pre-rendered once; documents are slices of these."""
+
+    row_head: str
+    rows: list[str]
+    leader_head: str
+    leader: list[str]
+    neighbour_head: str
+    neighbours: list[str]
+    other_head: str
+    others: list[str]
+    categories: str
+    extended: bool
+
+
+def _pieces(board: Leaderboard) -> _Pieces:
+    rows = board.rows
+    ids = [r.model_id for r in rows]
+    label = labels(ids)
+    level = confidence_label(board.alpha)
+    decimals = decimals_for(r.mean_score for r in rows)
+    most = max(r.tasks_completed for r in rows)
+    extended = False
+
+    def model(i: str) -> str:
+        return md_code(label[i])
+
+    row_head = "\n".join(
+        [
+            _row(["Rank", "Model", "Mean", f"{level} CI", "vs next", "Win rate", "Tasks"]),
+            "|:---:|:------|-----:|:------:|------:|-----:|-----:|",
+        ]
+    )
+    row_lines = []
+    for k, r in enumerate(rows):
+        vs_next = DASH
+        if board.pairs_computed and k + 1 < len(rows):
+            pair = board.pair(k + 1, k + 2)
+            d, lo, hi = _oriented(pair, r.model_id)
+            if pair.n_shared:
+                shown, _, _ = difference(d, lo, hi, pair.significant)
+                vs_next = f"{shown} {CHECK if pair.significant else TIED}"
+        ci = r.ci_note or interval(r.mean_ci_lo, r.mean_ci_hi, decimals)
+        row_lines.append(
+            _row(
+                [
+                    rank_range(r.rank_lo, r.rank_hi, k + 1),
+                    model(r.model_id),
+                    number(r.mean_score, decimals),
+                    ci,
+                    vs_next,
+                    number(r.win_rate),
+                    tasks_cell(r.tasks_completed, most),
+                ]
+            )
+        )
+
+    def decision(pair: PairwiseDiff) -> str:
+        if pair.significant:
+            return f"{CHECK} yes"
+        reason = pair.reason or "not significant"
+        if pair.tasks_needed is not None and pair.n_shared:
+            reason += f"; ~{pair.tasks_needed:,} tasks would tell"
+        return f"no: {reason}"
+
+    leader_head = "\n".join(
+        [
+            _row(["Rank", "Model", "Δ (leader − model)", f"{level} CI", "p", "Significant", "Shared"]),
+            "|:---:|:------|------:|:------:|----:|:------|-----:|",
+        ]
+    )
+    leader_lines: list[str] = []
+    neighbour_lines: list[str] = []
+    other_lines: list[str] = []
+    if board.pairs_computed and len(rows) > 1:
+        first = rows[0].model_id
+        for j in range(2, len(rows) + 1):
+            pair = board.pair(1, j)
+            d, lo, hi = _oriented(pair, first)
+            shown, ci, ext = difference(d, lo, hi, pair.significant)
+            extended |= ext
+            leader_lines.append(
+                _row(
+                    [
+                        rank_range(rows[j - 1].rank_lo, rows[j - 1].rank_hi, j),
+                        model(rows[j - 1].model_id),
+                        shown,
+                        ci,
+                        p_value(pair.p_adjusted),
+                        decision(pair),
+                        str(pair.n_shared),
+                    ]
+                )
+            )
+
+        def pair_line(i: int, j: int) -> str:
+            nonlocal extended
+            pair = board.pair(i, j)
+            d, lo, hi = _oriented(pair, rows[i - 1].model_id)
+            shown, ci, ext = difference(d, lo, hi, pair.significant)
+            extended |= ext
+            cells = [model(rows[i - 1].model_id), model(rows[j - 1].model_id), shown, ci, p_value(pair.p_adjusted)]
+            return _row([f"{i} v {j}", *cells, decision(pair)])
+
+        neighbour_lines = [pair_line(i, i + 1) for i in range(2, len(rows))]
+        budget = max(0, PAIRS_SHOWN - len(leader_lines) - len(neighbour_lines))
+        others = ((i, j) for i in range(2, len(rows) + 1) for j in range(i + 2, len(rows) + 1))
+        other_lines = [pair_line(i, j) for i, j in itertools.islice(others, budget)]
+    pair_head = [
+        _row(["Ranks", "Higher", "Lower", "Δ mean", f"{level} CI", "p", "Significant"]),
+        "|:---:|:------|:------|------:|:------:|----:|:------|",
+    ]
+    return _Pieces(
+        row_head=row_head,
+        rows=row_lines,
+        leader_head=leader_head,
+        leader=leader_lines,
+        neighbour_head="\n".join(pair_head),
+        neighbours=neighbour_lines,
+        other_head="\n".join(pair_head),
+        others=other_lines,
+        categories=_categories(board, label),
+        extended=extended,
     )
 
 
-def _document(
+def _categories(board: Leaderboard, label: dict[str, str]) -> str:
+    """Categories as rows: tasks, the best model in it, and the top models' means."""
+    if not board.categories or not board.rows:
+        return ""
+    top = board.rows[:CATEGORY_MODELS]
+    lines = [
+        "Columns " + ", ".join(f"{ORDINAL[k]}: {md_code(label[r.model_id])}" for k, r in enumerate(top)) + ".",
+        "",
+        _row(["Category", "Tasks", "Best", *ORDINAL[: len(top)]]),
+        "|:------|-----:|:------|" + "-----:|" * len(top),
+    ]
+    for c in board.categories:
+        n = board.category_tasks.get(c, 0)
+        tasks = f"{n} ⚠" if n < FEW_CATEGORY_TASKS else str(n)
+        scored = [r for r in board.rows if c in r.categories]
+        best = max(scored, key=lambda r: round(r.categories[c], 9), default=None)
+        best_cell = f"{md_code(label[best.model_id])} {number(best.categories[c])}" if best else DASH
+        cells = [number(r.categories[c]) if c in r.categories else DASH for r in top]
+        lines.append(_row([md_code(c), tasks, best_cell, *cells]))
+    return "\n".join(lines)
+
+
+def pairs_note(board: Leaderboard) -> str:
+    """The significance rule, and how many pairs were tested at what level."""
+    table = board.pairs
+    level = f"alpha = {board.alpha:g} per pair"
+    if board.correction == "holm":
+        level = f"family-wise alpha = {board.alpha:g} (Holm's step-down over all {table.tested:,} pairs)"
+    return (
+        f"Pairwise: {table.tested:,} pair{'s' if table.tested != 1 else ''} tested at {level}; "
+        f"{int(table.significant.sum()):,} significant. "
+        "Significant means the paired bootstrap CI of the per-task difference excludes 0 and the exact "
+        f"paired permutation test (sign flips; McNemar for 0/1 scores) gives p <= {board.alpha:g}. "
+        f"Below {min_tasks(board.alpha)} shared tasks no sign-flip test can reach {board.alpha:g}."
+    )
+
+
+def notes(board: Leaderboard, *, extended: bool) -> list[str]:
+    """What a reader must know to read the numbers right."""
+    level = confidence_label(board.alpha)
+    out = [
+        f"**Mean** over each model's tasks with a {level} percentile bootstrap CI ({board.b:,} resamples, "
+        "rounded outward); `n=1` / `all equal`: a CI from one task or equal scores tells nothing. "
+        "**Rank** is a range: 1 + the models significantly ahead, to M − the models significantly behind. "
+        f"**vs next**: the gap in mean to the next row on the tasks both ran, {CHECK} significant, "
+        f"{TIED} not. **Tasks** `40/41`: fewer than the most-covered model.",
+        "**Win rate**: share of a model's tasks on which it has the top score; ties each win."
+        + (
+            f" {board.all_tied_tasks:,} of {board.n_tasks:,} tasks were tied by every model that ran them "
+            "(e.g. none solved them): each counts as a win for all of them."
+            if board.all_tied_tasks
+            else ""
+        ),
+    ]
+    if board.pairs_computed and len(board.pairs):
+        out.append(pairs_note(board))
+    if extended:
+        out.append(
+            f"{EXTENDED} The bootstrap interval excluded 0 but the exact test did not confirm the difference: "
+            "the interval is shown extended to 0."
+        )
+    if any(n < FEW_CATEGORY_TASKS for n in board.category_tasks.values()):
+        out.append(f"⚠ A category with fewer than {FEW_CATEGORY_TASKS} tasks: its means say little.")
+    if board.weights_ignored:
+        out.append("Some runs carry a weight other than 1.0: weights are not applied yet, every task counts equally.")
+    return out
+
+
+# --- assembly -----------------------------------------------------------------------------------
+
+
+def _details(summary: str, body: str) -> str:
+    return f"<details><summary>{summary}</summary>\n\n{body}\n\n</details>"
+
+
+def _assemble(
     board: Leaderboard,
-    *,
+    pieces: _Pieces,
     head: Sequence[str],
     tail: Sequence[str],
-    shown: int,
-    pairwise: bool,
+    *,
+    rows: int,
+    leader: int,
+    neighbours: int,
+    others: int,
     categories: bool,
-    ids: bool,
     elsewhere: str,
 ) -> str:
+    n = len(pieces.rows)
     parts = list(head)
-    rows = board.rows[:shown]
-    parts.append(leaderboard_table(rows, board.alpha))
-    if ids and full_ids(rows):
-        parts.append("Full model ids:\n\n" + full_ids(rows))
+    open_rows = min(TOP_ROWS, rows)
+    parts.append("\n".join([pieces.row_head, *pieces.rows[:open_rows]]))
+    if rows > open_rows:
+        parts.append(
+            _details(
+                f"Ranks {open_rows + 1}–{rows}" + (f" of {n}" if rows < n else ""),
+                "\n".join([pieces.row_head, *pieces.rows[open_rows:rows]]),
+            )
+        )
+    pair_parts = []
+    if leader:
+        pair_parts.append(
+            "**The leader against every model**\n\n" + "\n".join([pieces.leader_head, *pieces.leader[:leader]])
+        )
+    if neighbours:
+        pair_parts.append(
+            "**Each model against the next**\n\n" + "\n".join([pieces.neighbour_head, *pieces.neighbours[:neighbours]])
+        )
+    if others:
+        pair_parts.append("**Other pairs**\n\n" + "\n".join([pieces.other_head, *pieces.others[:others]]))
+    if pair_parts:
+        shown = leader + neighbours + others
+        parts.append(
+            _details(f"Pairwise comparisons ({shown:,} of {len(board.pairs):,} pairs)", "\n\n".join(pair_parts))
+        )
+    if categories and pieces.categories:
+        parts.append(_details(f"Categories ({len(board.categories)})", pieces.categories))
     missing = []
-    if shown < len(board.rows):
-        missing.append(f"{len(board.rows) - shown} more models (ranks {shown + 1}–{len(board.rows)})")
-    if categories:
-        parts.append("### Mean by category\n\n" + categories_table(rows, board.categories))
-    elif board.categories:
-        missing.append("the category means")
-    if pairwise and board.pairs:
-        listed = selected_pairs(board)
-        parts.append("### Pairwise differences\n\n" + pairwise_table(listed, board.alpha, ranks=ranks_of(board.rows)))
-        if len(listed) < len(board.pairs):
-            missing.append(f"{len(board.pairs) - len(listed)} of the {len(board.pairs)} pairs")
-    elif board.pairs:
-        missing.append(f"the pairwise table ({len(board.pairs)} pairs)")
+    if rows < n:
+        missing.append(f"{n - rows} more models (ranks {rows + 1}–{n})")
+    left_pairs = len(board.pairs) - leader - neighbours - others
+    if board.pairs_computed and left_pairs > 0:
+        missing.append(f"{left_pairs:,} of the {len(board.pairs):,} pairs")
+    if not categories and pieces.categories:
+        missing.append("the categories")
     if missing:
-        parts.append(f"> [!NOTE]\n> Too large to show here: {', '.join(missing)}. {elsewhere}")
-    parts.append("\n".join(f"- {note}" for note in notes(board)))
-    parts.append(_footer(board))
+        parts.append(f"> [!NOTE]\n> Not shown here: {', '.join(missing)}. {elsewhere}")
+    parts.append("\n".join(f"- {note}" for note in notes(board, extended=pieces.extended)))
     parts.extend(tail)
     return "\n\n".join(parts) + "\n"
+
+
+def _largest(low: int, high: int, fits: Callable[[int], bool]) -> int:
+    """The largest k in [low, high] with fits(k), given fits is monotone and fits(low)."""
+    while low < high:
+        mid = (low + high + 1) // 2
+        if fits(mid):
+            low = mid
+        else:
+            high = mid - 1
+    return low
 
 
 def compose(
@@ -121,45 +464,71 @@ def compose(
     measure: Callable[[str], int],
     elsewhere: str,
 ) -> Composed:
-    """The fullest document that fits ``limit``: whole sections dropped, then bottom rows."""
-    n = len(board.rows)
-    if n == 0:
-        text = "\n\n".join([*head, "_No eval runs: nothing to rank._", *tail]) + "\n"
-        return Composed(text, 0, False, False)
+    """The fullest document that fits ``limit``, keeping what fits in priority order."""
+    if not board.rows:
+        return Composed("\n\n".join([*head, *tail]) + "\n", 0, False, False)
+    pieces = _pieces(board)
+    n = len(pieces.rows)
+    size = {
+        "rows": n,
+        "leader": len(pieces.leader),
+        "neighbours": len(pieces.neighbours),
+        "others": len(pieces.others),
+        "categories": 1 if pieces.categories else 0,
+    }
 
-    def build(shown: int, pairwise: bool, categories: bool, ids: bool = True) -> str:
-        return _document(
-            board, head=head, tail=tail, shown=shown, pairwise=pairwise, categories=categories, ids=ids,
-            elsewhere=elsewhere,
+    def text(**counts: int) -> str:
+        c = {**size, **counts}
+        return _assemble(
+            board, pieces, head, tail, rows=c["rows"], leader=c["leader"], neighbours=c["neighbours"],
+            others=c["others"], categories=bool(c["categories"]), elsewhere=elsewhere,
         )  # fmt: skip
 
-    for pairwise, categories in ((True, True), (False, True), (False, False)):
-        text = build(n, pairwise, categories)
-        if measure(text) <= limit:
-            return Composed(text, n, pairwise, categories)
-    for ids in (True, False):
-        # Rows only make the document longer, so the largest count that fits is found by bisection.
-        lo, hi = 0, n - 1
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if measure(build(mid, False, False, ids)) <= limit:
-                lo = mid
-            else:
-                hi = mid - 1
-        if lo >= 1:
-            return Composed(build(lo, False, False, ids), lo, False, False)
-    text = "\n\n".join([*head, f"The leaderboard is too large to show here. {elsewhere}", *tail]) + "\n"
-    return Composed(text, 0, False, False)
+    def done(**counts: int) -> Composed:
+        c = {**size, **counts}
+        return Composed(
+            text(**counts), c["rows"], bool(c["leader"] + c["neighbours"] + c["others"]), bool(c["categories"]),
+            c["leader"], c["neighbours"], c["others"],
+        )  # fmt: skip
+
+    if measure(text()) <= limit:
+        return done()
+    # The core that must stay: the open rows and #1 against every model (at least against #2).
+    kept = {"rows": min(TOP_ROWS, n), "leader": size["leader"], "neighbours": 0, "others": 0, "categories": 0}
+
+    def fits(**change: int) -> bool:
+        return measure(text(**{**kept, **change})) <= limit
+
+    if not fits():
+        kept["leader"] = _largest(min(1, size["leader"]), size["leader"], lambda k: fits(leader=k))
+        if not fits():
+            kept["rows"] = _largest(1, kept["rows"], lambda k: fits(rows=k))
+            if not fits():
+                body = "\n\n".join([*head, f"The leaderboard is too large to show here. {elsewhere}", *tail]) + "\n"
+                return Composed(body, 0, False, False)
+        return done(**kept)
+    # Then, each only if it fits beside what is kept: the other rows, neighbours, categories, other pairs.
+    kept["rows"] = _largest(kept["rows"], n, lambda k: fits(rows=k))
+    kept["neighbours"] = _largest(0, size["neighbours"], lambda k: fits(neighbours=k))
+    if size["categories"] and fits(categories=1):
+        kept["categories"] = 1
+    kept["others"] = _largest(0, size["others"], lambda k: fits(others=k))
+    return done(**kept)
 
 
-TITLE_WIDTH = 200
-CELL_WIDTH = 300
-
-
-def _head(key: str | None, title: str) -> list[str]:
+def _title(key: str | None, title: str) -> list[str]:
     head = [marker(key)] if key is not None else []
     if title:
         head.append(f"## {md_text(truncate(title, TITLE_WIDTH))}")
+    return head
+
+
+def _head(key: str | None, title: str, board: Leaderboard, commit: Commit | None, sections: Sequence[str]) -> list[str]:
+    head = _title(key, title)
+    head.append(verdict(board))
+    if board.rows:
+        head.append(info_line(board, commit))
+    head.extend(sections)
     return head
 
 
@@ -168,13 +537,19 @@ def _run_link(run_url: str | None) -> list[str]:
 
 
 def comment_body(
-    board: Leaderboard, *, key: str, title: str, run_url: str | None, sections: Sequence[str] = ()
+    board: Leaderboard,
+    *,
+    key: str,
+    title: str,
+    run_url: str | None,
+    sections: Sequence[str] = (),
+    commit: Commit | None = None,
 ) -> Composed:
     """The PR comment. ``sections`` (markdown blocks: the baseline comparison, the composite ranking)
-    come right under the title, before the leaderboard, and are never dropped for size."""
+    come right under the verdict, before the leaderboard, and are never dropped for size."""
     return compose(
         board,
-        head=[*_head(key, title), *sections],
+        head=_head(key, title, board, commit, sections),
         tail=_run_link(run_url),
         limit=COMMENT_LIMIT,
         measure=comment_length,
@@ -182,20 +557,33 @@ def comment_body(
     )
 
 
-def summary_markdown(board: Leaderboard, *, title: str, sections: Sequence[str] = ()) -> Composed:
+def summary_markdown(
+    board: Leaderboard, *, title: str, sections: Sequence[str] = (), commit: Commit | None = None
+) -> Composed:
     # Keep a little room for the lines the action itself appends to the summary.
     return compose(
         board,
-        head=[*_head(None, title), *sections],
+        head=_head(None, title, board, commit, sections),
         limit=SUMMARY_LIMIT - 16_384,
         measure=summary_length,
-        elsewhere="The JSON report (the `report` output) has everything.",
+        elsewhere="The JSON report (the `report` output) has every pair.",
     )
 
 
-def full_markdown(board: Leaderboard, *, title: str, sections: Sequence[str] = ()) -> str:
-    """Everything, for the markdown file: no limit applies to a file."""
-    return compose(board, head=[*_head(None, title), *sections], limit=2**62, measure=len, elsewhere="").text
+def full_markdown(
+    board: Leaderboard, *, title: str | None = None, sections: Sequence[str] = (), commit: Commit | None = None
+) -> str:
+    """Everything, for the markdown file and the CLI: no limit applies to a file."""
+    return compose(
+        board,
+        head=_head(None, title or "", board, commit, sections),
+        limit=2**62,
+        measure=len,
+        elsewhere=f"The JSON report has all {len(board.pairs):,} pairs.",
+    ).text
+
+
+render_report = full_markdown
 
 
 def problems_markdown(problems: Sequence[Problem], *, limit: int | None = MAX_PROBLEMS_SHOWN) -> str:
@@ -220,7 +608,7 @@ def rejected_body(
     shown = MAX_PROBLEMS_SHOWN
     while True:
         parts = [
-            *_head(key, title),
+            *_title(key, title),
             f"> [!CAUTION]\n> **The latest eval run was rejected**: {count} problem{'s' if count != 1 else ''} "
             f"{what}. No leaderboard is shown until a run succeeds.",
             problems_markdown(problems, limit=shown),

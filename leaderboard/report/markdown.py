@@ -15,7 +15,6 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 
 from ..records import LeaderboardRow, PairwiseDiff
-from ..significance import min_tasks
 from ..statistics import Leaderboard
 
 MODEL_WIDTH = 20
@@ -112,28 +111,6 @@ def leaderboard_table(rows: Sequence[LeaderboardRow], alpha: float = 0.05, *, li
     return "\n".join(lines)
 
 
-def full_ids(rows: Sequence[LeaderboardRow], *, limit: int | None = None) -> str:
-    """Rank → full model id, for the ids the tables had to cut ('' when none was cut)."""
-    shown = rows[:limit] if limit is not None else rows
-    cut = [(rank, row.model_id) for rank, row in enumerate(shown, start=1) if len(row.model_id) > MODEL_WIDTH]
-    if not cut:
-        return ""
-    # Not a numbered list: markdown would renumber 1, 2, 11 as 1, 2, 3.
-    return "\n".join(f"- rank {rank}: {md_code(model_id)}" for rank, model_id in cut)
-
-
-def categories_table(rows: Sequence[LeaderboardRow], categories: Sequence[str], *, limit: int | None = None) -> str:
-    """Model × category means; a dash where a model ran no task of a category."""
-    lines = [
-        _row(["Rank", "Model", *(md_code(c) for c in categories)]),
-        "|-----:|-------|" + "-----:|" * len(categories),
-    ]
-    for rank, row in enumerate(rows[:limit] if limit is not None else rows, start=1):
-        cells = [_num(row.categories[c]) if c in row.categories else DASH for c in categories]
-        lines.append(_row([str(rank), md_code(truncate(row.model_id)), *cells]))
-    return "\n".join(lines)
-
-
 def verdict(pair: PairwiseDiff) -> str:
     """The pair's one decision, with the reason when it is not significant."""
     if pair.significant:
@@ -144,27 +121,6 @@ def verdict(pair: PairwiseDiff) -> str:
 def _ranked(model_id: str, ranks: Mapping[str, int] | None) -> str:
     shown = md_code(truncate(model_id))
     return f"{shown} ({ranks[model_id]})" if ranks and model_id in ranks else shown
-
-
-PAIRS_SHOWN = 1000
-
-
-def selected_pairs(board: Leaderboard, limit: int = PAIRS_SHOWN) -> list[PairwiseDiff]:
-    """At most ``limit`` pairs: #1 against every model, then each model against the next, then the rest."""
-    table = board.pairs
-    m = len(board.rows)
-    if not board.pairs_computed or m < 2:
-        return []
-    chosen = [table.position(0, j) for j in range(1, m)] + [table.position(i, i + 1) for i in range(1, m - 1)]
-    chosen = chosen[:limit]
-    if len(chosen) < limit:
-        seen = set(chosen)
-        for p in range(len(table)):
-            if len(chosen) >= limit:
-                break
-            if p not in seen:
-                chosen.append(p)
-    return [table[p] for p in chosen]
 
 
 def pairwise_table(
@@ -195,43 +151,6 @@ def pairwise_table(
     return "\n".join(lines)
 
 
-def notes(board: Leaderboard) -> list[str]:
-    """What a reader must know to read the numbers right."""
-    out = [
-        f"Mean over each model's tasks; {confidence_label(board.alpha)} percentile bootstrap CI "
-        f"({board.b} resamples, seed {board.seed}). Win rate: share of a model's tasks on which it "
-        "has the top score (ties each win). Rows ranked by " + ("mean." if board.rank_by == "mean" else "win rate.")
-    ]
-    if board.pairs:
-        out.append(pairs_note(board))
-    if board.all_tied_tasks:
-        out.append(
-            f"{board.all_tied_tasks} of {board.n_tasks} tasks were tied by every model that ran them "
-            "(e.g. none solved them); each counts as a win for all of them."
-        )
-    if board.weights_ignored:
-        out.append("Some runs carry a weight other than 1.0: weights are not applied yet, every task counts equally.")
-    return out
-
-
-def pairs_note(board: Leaderboard) -> str:
-    """The significance rule, and how many pairs were tested at what level."""
-    table = board.pairs
-    level = f"alpha = {board.alpha:g} per pair"
-    if board.correction == "holm":
-        level = f"family-wise alpha = {board.alpha:g} (Holm's step-down over all {table.tested} pairs)"
-    return (
-        f"Pairwise: {table.tested} pairs tested at {level}; {int(table.significant.sum())} significant. "
-        "Significant means the paired bootstrap CI of the per-task difference excludes 0 and the exact "
-        f"paired permutation test (sign flips; McNemar for 0/1 scores) gives p <= {board.alpha:g}. "
-        f"Below {min_tasks(board.alpha)} shared tasks no sign-flip test can reach {board.alpha:g}."
-    )
-
-
-def ranks_of(rows: Sequence[LeaderboardRow]) -> dict[str, int]:
-    return {row.model_id: rank for rank, row in enumerate(rows, start=1)}
-
-
 def render_markdown(
     rows: Sequence[LeaderboardRow] | Leaderboard,
     alpha: float = 0.05,
@@ -240,35 +159,10 @@ def render_markdown(
 ) -> str:
     """The leaderboard table (and, given ``pairs`` or a :class:`Leaderboard`, the other tables)."""
     if isinstance(rows, Leaderboard):
-        return render_report(rows)
+        from .document import full_markdown  # the full document; imported here as document builds on this module
+
+        return full_markdown(rows)
     parts = [leaderboard_table(rows, alpha)]
     if pairs:
         parts.append(pairwise_table(pairs, alpha))
-    return "\n\n".join(parts) + "\n"
-
-
-def render_report(board: Leaderboard, *, title: str | None = None) -> str:
-    """The full markdown: leaderboard, full ids, category means, pairwise table, notes."""
-    parts: list[str] = []
-    if title:
-        parts.append(f"## {md_text(title)}")
-    if not board.rows:
-        parts.append("_No eval runs: nothing to rank._")
-        return "\n\n".join(parts) + "\n"
-    parts.append(leaderboard_table(board.rows, board.alpha))
-    ids = full_ids(board.rows)
-    if ids:
-        parts.append("Full model ids:\n\n" + ids)
-    parts.append("### Mean by category\n\n" + categories_table(board.rows, board.categories))
-    if board.pairs:
-        shown = selected_pairs(board)
-        section = "### Pairwise differences\n\n" + pairwise_table(shown, board.alpha, ranks=ranks_of(board.rows))
-        if len(shown) < len(board.pairs):
-            section += (
-                f"\n\n{len(shown)} of {len(board.pairs)} pairs shown: #1 against every model, then neighbours. "
-                "The JSON report (`--json`) has all of them."
-            )
-        parts.append(section)
-    parts.append("\n".join(f"- {note}" for note in notes(board)))
-    parts.append(f"<sub>{board.n_models} models · {board.n_tasks} tasks · {board.n_runs} runs</sub>")
     return "\n\n".join(parts) + "\n"

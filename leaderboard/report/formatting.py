@@ -1,0 +1,167 @@
+"""Numbers and labels as a reader sees them, never contradicting the decisions they sit beside.
+
+* Three decimals by default; more where two different values would otherwise print alike.
+* Interval ends are rounded outward, so the printed interval contains the computed one.
+* A significant difference never prints an interval end of 0 or of the wrong sign (more
+  decimals until it does not); a non-significant one always prints an interval that
+  contains 0 (when the bootstrap interval excludes 0 but the exact test does not confirm
+  it, it is shown extended to 0 and marked).
+* One interval style everywhere: ``[lo, hi]``; differences are signed.
+* Model labels are whole ids up to LABEL_WIDTH characters; longer ones are shortened in
+  the middle (the end usually tells versions apart), and no two labels are ever alike.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+DECIMALS = 3
+MAX_DECIMALS = 12
+LABEL_WIDTH = 48
+ELLIPSIS = "…"
+MINUS = "−"
+DASH = "—"
+EXTENDED = "†"  # marks an interval extended to 0 because the exact test overruled the bootstrap
+
+
+def _plain(value: float, decimals: int) -> str:
+    text = f"{value:.{decimals}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
+def decimals_for(values: Iterable[float], base: int = DECIMALS, limit: int = 6) -> int:
+    """The fewest decimals (at least ``base``) at which different values print differently.
+
+    Values equal to the tie tolerance (9 decimals) count as one value.
+    """
+    distinct = sorted({round(v, 9) for v in values if not math.isnan(v)})
+    for d in range(base, limit + 1):
+        shown = [_plain(v, d) for v in distinct]
+        if len(set(shown)) == len(shown):
+            return d
+    return limit
+
+
+def number(value: float, decimals: int = DECIMALS) -> str:
+    if math.isnan(value):
+        return DASH
+    return _plain(value, decimals)
+
+
+def signed(value: float, decimals: int = DECIMALS) -> str:
+    """+0.032, −0.011, 0.000 for an exact zero."""
+    if math.isnan(value):
+        return DASH
+    if value == 0:
+        return _plain(0.0, decimals)
+    text = f"{abs(value):.{decimals}f}"
+    return ("+" if value > 0 else MINUS) + text
+
+
+def _floor(value: float, decimals: int) -> float:
+    scale = 10.0**decimals
+    # A hair of slack: 0.29 * 100 is 28.999999999999996 in binary, and 0.29 must stay 0.29.
+    return math.floor(value * scale + 1e-7) / scale
+
+
+def _ceil(value: float, decimals: int) -> float:
+    scale = 10.0**decimals
+    return math.ceil(value * scale - 1e-7) / scale
+
+
+def interval(lo: float, hi: float, decimals: int = DECIMALS) -> str:
+    """``[lo, hi]`` rounded outward (a mean's interval: unsigned)."""
+    if math.isnan(lo) or math.isnan(hi):
+        return DASH
+    return f"[{_plain(_floor(lo, decimals), decimals)}, {_plain(_ceil(hi, decimals), decimals)}]"
+
+
+def difference(
+    value: float, lo: float, hi: float, significant: bool, decimals: int = DECIMALS
+) -> tuple[str, str, bool]:
+    """(signed value, signed interval, extended) for a difference and the decision made on it.
+
+    Significant: more decimals until neither the value nor an end prints as 0 or with the
+    wrong sign. Not significant: the printed interval contains 0; ``extended`` says it had
+    to be stretched to 0 (the bootstrap interval excluded 0, the exact test disagreed).
+    """
+    if math.isnan(value) or math.isnan(lo) or math.isnan(hi):
+        return DASH, DASH, False
+    extended = False
+    if significant:
+        d = decimals
+        while d < MAX_DECIMALS:
+            low, high = _floor(lo, d), _ceil(hi, d)
+            shown_value = round(value, d)
+            if low * high > 0 and shown_value != 0 and (shown_value > 0) == (low > 0):
+                break
+            d += 1
+        decimals = d
+        low, high = _floor(lo, decimals), _ceil(hi, decimals)
+    else:
+        low, high = _floor(lo, decimals), _ceil(hi, decimals)
+        if low > 0:
+            low, extended = 0.0, True
+        if high < 0:
+            high, extended = 0.0, True
+    text = f"[{signed(low, decimals)}, {signed(high, decimals)}]"
+    return signed(value, decimals), text + (EXTENDED if extended else ""), extended
+
+
+def shorten(text: str, width: int = LABEL_WIDTH, head: int | None = None) -> str:
+    """At most ``width`` characters, cut in the middle: the start and the end stay."""
+    if len(text) <= width:
+        return text
+    keep = width - 1
+    first = keep // 3 if head is None else head
+    return text[:first] + ELLIPSIS + text[len(text) - (keep - first) :]
+
+
+def labels(ids: Sequence[str], width: int = LABEL_WIDTH) -> dict[str, str]:
+    """A label per id: the id itself when short, else shortened in the middle; never two alike.
+
+    Where two shortened ids collide, both are shown with more of their middle until they
+    differ (at worst whole).
+    """
+    out = {i: shorten(i, width) for i in ids}
+    seen: dict[str, list[str]] = {}
+    for i, label in out.items():
+        seen.setdefault(label, []).append(i)
+    for group in (g for g in seen.values() if len(g) > 1):
+        w = width
+        while True:
+            w += 8
+            shown = {i: shorten(i, w) for i in group}
+            if len(set(shown.values())) == len(group) or w > max(map(len, group)):
+                out.update(shown)
+                break
+    # A shortened label can still equal another id's whole label: lengthen the shortened one.
+    taken = {label for i, label in out.items() if label == i}
+    for i, label in list(out.items()):
+        if label != i and label in taken:
+            out[i] = i
+    return out
+
+
+def tasks_cell(done: int, most: int) -> str:
+    """``41``, or ``40/41`` when the model covers fewer tasks than the most-covered model."""
+    return str(done) if done >= most else f"{done}/{most}"
+
+
+def rank_range(lo: int | None, hi: int | None, rank: int) -> str:
+    if lo is None or hi is None:
+        return str(rank)
+    return str(lo) if lo == hi else f"{lo}–{hi}"
+
+
+def p_value(p: float) -> str:
+    if math.isnan(p):
+        return DASH
+    if p < 0.0001:
+        return "<0.0001"
+    return f"{p:.2g}" if p < 0.01 else f"{p:.3f}".rstrip("0").rstrip(".") if p < 1 else "1"
+
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"
