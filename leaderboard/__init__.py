@@ -1,5 +1,6 @@
 """leaderboard: turn eval runs into a model leaderboard with honest statistics."""
 
+from .comparison import Comparison, ModelChange, compare
 from .composite import CompositeBoard, rank
 from .config import Config, parse_config, read_config
 from .engine import evaluate
@@ -19,12 +20,14 @@ from .validation import InvalidEvalRuns, Problem, validate_runs
 __version__ = "0.1.0"
 
 __all__ = [
+    "Comparison",
     "CompositeBoard",
     "Config",
     "EvalRun",
     "InvalidEvalRuns",
     "Leaderboard",
     "LeaderboardRow",
+    "ModelChange",
     "PairwiseDiff",
     "Problem",
     "Source",
@@ -32,6 +35,7 @@ __all__ = [
     "analyse",
     "bootstrap_mean_ci",
     "bootstrap_pairwise_diff",
+    "compare",
     "evaluate",
     "load_file",
     "load_runs",

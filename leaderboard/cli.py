@@ -8,16 +8,21 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
+from .comparison import compare
 from .config import Config, parse_weights, read_config, with_weights
 from .engine import DEFAULT_ALPHA, DEFAULT_RESAMPLES, evaluate
 from .limits import MAX_BOOTSTRAP_SAMPLES
 from .loading import load_runs
 from .numbers import parse_decimal, parse_integer
+from .report.comparison import comment_section, comparison_dict, full_section, gate_line
 from .report.composite import composite_dict, composite_section
 from .report.document import COMMENT_KEY, Commit, comment_body, render_report
 from .report.json_report import write_json
+from .report.markdown import md_text
 from .statistics import CORRECTIONS, RANK_BY, min_resamples
 from .validation import InvalidEvalRuns
+
+BASELINE_TITLE = "Compared with the baseline"
 
 
 def _alpha(text: str) -> float:
@@ -36,6 +41,13 @@ def _samples(text: str) -> int:
     # The action's bound: beyond it the resamples alone outgrow a runner's memory.
     if not 1 <= value <= MAX_BOOTSTRAP_SAMPLES:
         raise argparse.ArgumentTypeError(f"must be an integer from 1 to {MAX_BOOTSTRAP_SAMPLES}, got {text}")
+    return value
+
+
+def _tolerance(text: str) -> float:
+    value = parse_decimal(text)
+    if value is None or not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number from 0 to 1 (score units), got {text!r}")
     return value
 
 
@@ -99,6 +111,19 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--comment-key", default="leaderboard", help="the comment key for --comment (default leaderboard)")
     p.add_argument("--commit", metavar="SHA", help="the commit the results describe, named in the documents")
+    p.add_argument(
+        "--baseline",
+        nargs="+",
+        metavar="FILE_OR_GLOB",
+        help="baseline EvalRun files: compare each model with its baseline scores (put it after the run files)",
+    )
+    p.add_argument(
+        "--regression-tolerance",
+        type=_tolerance,
+        default=0.0,
+        help="a drop in mean score up to this much (score units, 0 to 1) is not a regression (default 0)",
+    )
+    p.add_argument("--fail-on-regression", action="store_true", help="exit 1 when a model regressed against --baseline")
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return p
 
@@ -108,6 +133,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = cli.parse_args(argv)
     if not COMMENT_KEY.fullmatch(args.comment_key):
         cli.error("--comment-key must be 1-100 letters, digits, '.', '_', '-' or '/', starting with a letter or digit")
+    if args.fail_on_regression and not args.baseline:
+        cli.error("--fail-on-regression needs --baseline")
     b = args.b if args.b is not None else DEFAULT_RESAMPLES
     alpha = args.alpha if args.alpha is not None else DEFAULT_ALPHA
     if args.config is None and b < min_resamples(alpha):
@@ -142,26 +169,59 @@ def _run(args: argparse.Namespace) -> int:
             print(problem, file=sys.stderr)
         print(f"{len(exc.problems)} problem(s): no leaderboard was made.", file=sys.stderr)
         return 1
+    baseline = None
+    if args.baseline:
+        try:
+            baseline = load_runs(args.baseline)
+        except InvalidEvalRuns as exc:
+            for problem in exc.problems:
+                print(f"baseline: {problem}", file=sys.stderr)
+            print(f"{len(exc.problems)} problem(s) in the baseline: no leaderboard was made.", file=sys.stderr)
+            return 1
+    comparison = None
+    if baseline is not None:
+        # With the leaderboard's parameters, which a configuration's statistics block may have set.
+        comparison = compare(
+            baseline, runs, b=board.b, alpha=board.alpha, seed=board.seed, tolerance=args.regression_tolerance,
+            correction=args.correction,
+        )  # fmt: skip
     composite = composite_dict(result) if result is not None else None
     if args.json is not None:
         try:
             with args.json.open("w", encoding="utf-8") as handle:
-                write_json(board, handle, composite=composite)
+                write_json(
+                    board, handle, baseline=comparison_dict(comparison) if comparison else None, composite=composite
+                )
         except OSError as exc:
             print(f"cannot write {args.json}: {exc.strerror or exc}", file=sys.stderr)
             return 1
     commit = Commit(args.commit) if args.commit else None
-    # The composite ranking goes under the title, as in the PR comment.
-    sections = [composite_section(result)] if result is not None else []
+    described = ""
+    if comparison is not None:
+        described = f"**Baseline:** {md_text(', '.join(args.baseline))} ({len(baseline or ()):,} records)."
+    # The composite ranking after the comparison, as in the action's documents.
+    ranking = [composite_section(result)] if result is not None else []
     if args.comment is not None:
+        sections = [comment_section(comparison, described, title=BASELINE_TITLE)] if comparison else []
         body = comment_body(
-            board, key=args.comment_key, title=args.title or "Model leaderboard", run_url=None, commit=commit,
-            sections=sections,
-        )  # fmt: skip
+            board,
+            key=args.comment_key,
+            title=args.title or "Model leaderboard",
+            run_url=None,
+            commit=commit,
+            sections=[*sections, *ranking],
+        )
         try:
             args.comment.write_text(body.text, encoding="utf-8")
         except OSError as exc:
             print(f"cannot write {args.comment}: {exc.strerror or exc}", file=sys.stderr)
             return 1
-    sys.stdout.write(render_report(board, title=args.title, commit=commit, sections=sections))
+    # The comparison right under the verdict, as in the action's documents.
+    sections = [full_section(comparison, described, title=BASELINE_TITLE)] if comparison else []
+    sys.stdout.write(render_report(board, title=args.title, commit=commit, sections=[*sections, *ranking]))
+    if comparison is not None and args.fail_on_regression and comparison.regressions:
+        for m in comparison.regressions:
+            print(f"regressed: {gate_line(m, board.alpha)}", file=sys.stderr)
+        print(f"{len(comparison.regressions)} model(s) regressed: failing (--fail-on-regression).", file=sys.stderr)
+        return 1
     return 0

@@ -535,26 +535,17 @@ def _listed_pairs(order: Sequence[int], means: FloatArray, model_ids: Sequence[s
 
 
 def _row_sums(values: FloatArray, mask: NDArray[np.bool_]) -> FloatArray:
-    """Each row's sum over its mask, added one by one in task order over the masked values alone.
+    """Each row's sum over its mask, added one by one in task order.
 
-    A sum over the whole row, or numpy's pairwise sum, would add the same values in another
-    grouping whenever the row is longer (another model brought more tasks), changing the
-    last bit of a pair's mean when an unrelated model joins. Rows with the same mask (pairs
-    of models that ran the same tasks: the common case) are gathered together.
+    numpy's sum is pairwise: with zeros at other places (another model brought more
+    tasks) it groups the same values differently, and a pair's mean would change in its
+    last bit when an unrelated model joins. A running sum (cumsum) adds them in order,
+    and adding 0.0 changes nothing, so the result depends on the masked values alone.
     """
-    out = np.zeros(values.shape[0])
-    if values.shape[0] == 0:
-        return out
-    packed = np.packbits(mask, axis=1)
-    _, first, inverse = np.unique(packed, axis=0, return_index=True, return_inverse=True)
-    for g, row in enumerate(first):
-        rows = np.flatnonzero(inverse.ravel() == g)
-        columns = np.flatnonzero(mask[row])
-        if columns.size == 0:
-            continue
-        block = values[rows] if columns.size == mask.shape[1] else values[np.ix_(rows, columns)]
-        out[rows] = np.add.reduceat(block.ravel(), np.arange(0, block.size, columns.size))
-    return out
+    if values.shape[1] == 0:
+        return np.zeros(values.shape[0])
+    # + 0.0 turns a -0.0 total into 0.0, which the JSON report would otherwise print as -0.0.
+    return np.asarray(np.cumsum(np.where(mask, values, 0.0), axis=1)[:, -1] + 0.0)
 
 
 def _pair_table(
@@ -582,13 +573,20 @@ def _pair_table(
         "method": np.zeros(n_pairs, dtype=np.int8),
     }
     scores, present = engine.filled, matrix.present
-    step = max(1, _PAIR_CHUNK_ELEMENTS // max(len(matrix.task_ids), engine.b))
+    # Two passes, each in chunks sized for its own arrays: the resampled differences are
+    # (pairs, B), the per-task differences (pairs, tasks). A Poisson draw serves a whole
+    # chunk, so the fewer chunks the bootstrap pass takes, the fewer weight matrices are made.
+    step = max(1, _PAIR_CHUNK_ELEMENTS // engine.b)
     for start in range(0, n_pairs, step):
         stop = min(n_pairs, start + step)
         a, b = ranked[pos_a[start:stop]], ranked[pos_b[start:stop]]
         cols["n_shared"][start:stop] = engine.shared_counts[a, b]
         listed = list(zip(a.tolist(), b.tolist(), strict=True))
-        lo, hi = percentile_interval(engine.pairs(listed, theta), alpha)
+        cols["ci_lo"][start:stop], cols["ci_hi"][start:stop] = percentile_interval(engine.pairs(listed, theta), alpha)
+    step = max(1, _PAIR_CHUNK_ELEMENTS // max(1, len(matrix.task_ids)))
+    for start in range(0, n_pairs, step):
+        stop = min(n_pairs, start + step)
+        a, b = ranked[pos_a[start:stop]], ranked[pos_b[start:stop]]
         shared = present[a] & present[b]
         n = shared.sum(axis=1)
         raw = np.where(shared, scores[a] - scores[b], 0.0)
@@ -603,11 +601,12 @@ def _pair_table(
         p, method = sign_flip_test(diffs, engine.seed)
         some = n > 0
         cols["mean_diff"][start:stop] = np.where(some, mean_raw, np.nan)
-        cols["ci_lo"][start:stop] = np.where(some, lo, np.nan)
-        cols["ci_hi"][start:stop] = np.where(some, hi, np.nan)
         cols["p_value"][start:stop] = np.where(some, p, np.nan)
         cols["method"][start:stop] = method
         cols["sd"][start:stop] = np.where(n > 1, sd, np.nan)
+    none = cols["n_shared"] == 0
+    cols["ci_lo"][none] = np.nan
+    cols["ci_hi"][none] = np.nan
     n_shared, p_value = cols["n_shared"], cols["p_value"]
     some = n_shared > 0
     adjusted = p_value.copy()

@@ -171,3 +171,13 @@ def test_the_section_stays_bounded_with_many_long_ids_disqualified() -> None:
     section = composite_section(result)
     assert len(result.disqualified) == 200 and section.count("- ✗") == MAX_ROWS
     assert len(section) < 25_000 and "150 more models are in the JSON report" in section
+
+
+def test_a_baseline_with_trials_and_failed_calls_is_compared_per_task_beside_the_composite(tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    done = cli(str(RUNS), "--config", str(CONFIG), "--json", str(out), "--baseline", str(RUNS))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.index("### Compared with the baseline") < done.stdout.index("### Composite ranking")
+    report = json.loads(out.read_text())
+    assert report["baseline"]["counts"]["unchanged"] == 5 and report["composite"]["top_model"] == "sim_small"
+    assert list(report)[-4:] == ["resolution", "baseline", "composite", "pairs"]

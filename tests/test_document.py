@@ -165,21 +165,21 @@ def test_three_decimals_and_more_where_two_values_would_print_alike() -> None:
 
 
 def test_interval_ends_are_rounded_outward() -> None:
-    assert interval(0.6464, 0.7611) == "[0.646, 0.762]"
-    assert interval(0.29, 0.29) == "[0.290, 0.290]"
+    assert interval(0.6464, 0.7611) == "[0.646,\u00a00.762]"
+    assert interval(0.29, 0.29) == "[0.290,\u00a00.290]"
 
 
 def test_a_significant_difference_never_prints_a_zero_or_wrong_signed_end() -> None:
     value, ci, extended = difference(0.0021, 0.0004, 0.0042, significant=True)
-    assert (value, ci, extended) == ("+0.0021", "[+0.0004, +0.0042]", False)
+    assert (value, ci, extended) == ("+0.0021", "[+0.0004,\u00a0+0.0042]", False)
     value, ci, _ = difference(-0.01, -0.02, -0.0001, significant=True)
-    assert ci == "[−0.0200, −0.0001]" and value == "−0.0100"
+    assert ci == "[−0.0200,\u00a0−0.0001]" and value == "−0.0100"
 
 
 def test_a_non_significant_difference_always_prints_an_interval_containing_zero() -> None:
-    assert difference(0.01, -0.004, 0.03, significant=False) == ("+0.010", "[−0.004, +0.030]", False)
+    assert difference(0.01, -0.004, 0.03, significant=False) == ("+0.010", "[−0.004,\u00a0+0.030]", False)
     # The bootstrap excluded 0 but the exact test did not confirm it: shown extended to 0, marked.
-    assert difference(0.02, 0.004, 0.04, significant=False) == ("+0.020", "[0.000, +0.040]†", True)
+    assert difference(0.02, 0.004, 0.04, significant=False) == ("+0.020", "[0.000,\u00a0+0.040]†", True)
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -188,7 +188,7 @@ def test_every_printed_pair_agrees_with_its_decision(seed: int) -> None:
     runs = [run(f"m{m}", f"t{t}", float(rng.random() < 0.4 + 0.05 * m)) for m in range(6) for t in range(30)]
     body = full_markdown(analyse(runs), title="t")
     for line in body.splitlines():
-        found = re.search(r"\[([+−]?[0-9.]+), ([+−]?[0-9.]+)\]", line)
+        found = re.search(r"\[([+−]?[0-9.]+),\s([+−]?[0-9.]+)\]", line)
         if not found or "Significant" in line or not re.search(r"(✓ yes|no:)", line):
             continue
         lo, hi = (float(v.replace("−", "-").replace("+", "")) for v in found.groups())

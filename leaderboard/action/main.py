@@ -14,18 +14,30 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
 from github import Github
 
+from ..comparison import Comparison, compare
 from ..composite import CompositeBoard
 from ..config import Config, read_config
 from ..engine import DEFAULT_ALPHA, DEFAULT_RESAMPLES, DEFAULT_SEED, evaluate
 from ..loading import load_runs
 from ..records import EvalRun
+from ..report.comparison import (
+    TITLE,
+    comment_section,
+    comparison_dict,
+    full_section,
+    gate_line,
+    headline,
+    no_baseline_dict,
+    no_baseline_markdown,
+    summary_section,
+)
 from ..report.composite import composite_dict, composite_section
 from ..report.document import (
     SUMMARY_LIMIT,
@@ -178,13 +190,20 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
         rank_by=settings.rank_by,
         correction=settings.correction,
     )
-    sections = [composite_section(result)] if result is not None else []
+    # Issue 9: the comparison with the baseline, shown right under the verdict of every document;
+    # issue 10: the composite ranking after it.
+    comparison = _compare(settings, baseline, runs, board)
+    sections = _Sections.of(settings, baseline, comparison).with_composite(result)
     commit = _commit(settings)
     body = comment_body(
-        board, key=settings.comment_key, title=settings.title, run_url=settings.run_url, commit=commit,
-        sections=sections,
-    ).text  # fmt: skip
-    report, markdown = _write_files(settings, board, comment=body, commit=commit, result=result, sections=sections)
+        board,
+        key=settings.comment_key,
+        title=settings.title,
+        run_url=settings.run_url,
+        commit=commit,
+        sections=sections.comment,
+    ).text
+    report, markdown = _write_files(settings, board, comment=body, commit=commit, sections=sections)
     outputs = {
         "report": report,
         "markdown": markdown,
@@ -195,7 +214,7 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
         "comment-id": "",
         "comment-url": "",
     }
-    summary = summary_markdown(board, title=settings.title, commit=commit, sections=sections)
+    summary = summary_markdown(board, title=settings.title, commit=commit, sections=sections.summary)
     where = "the job summary" if append_summary(settings.summary_path, summary.text) else outputs["markdown"]
     print(f"{board.n_models} models, {board.n_tasks} tasks, {board.n_runs} runs.")
     with commands_stopped(settings.on_runner):
@@ -206,7 +225,7 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
                 print(f"DISQUALIFIED {entry.model_id}: {'; '.join(entry.reasons)}")
     print(f"Report: {outputs['report']}; markdown: {outputs['markdown']}")
     _report_baseline(settings, baseline, outputs)
-    # lead: comparison goes here (fills regressions, regressed-models, improvements; the gate)
+    _report_comparison(settings, comparison, outputs)
 
     status = 0
     number = _pull_request(settings)
@@ -220,7 +239,8 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
             outputs["comment-id"] = str(outcome.comment_id)
             outputs["comment-url"] = outcome.url or ""
     set_outputs(settings.output_path, outputs)
-    return status
+    # The gate, once the comment (and the outputs) say what regressed.
+    return max(status, _gate(settings, comparison))
 
 
 def _top_model(board: Leaderboard, result: CompositeBoard | None) -> str:
@@ -264,13 +284,7 @@ def _commit(settings: Settings) -> Commit | None:
 
 
 def _write_files(
-    settings: Settings,
-    board: Leaderboard,
-    *,
-    comment: str,
-    commit: Commit | None,
-    result: CompositeBoard | None = None,
-    sections: Sequence[str] = (),
+    settings: Settings, board: Leaderboard, *, comment: str, commit: Commit | None, sections: _Sections
 ) -> tuple[str, str]:
     """The JSON report, the full markdown and the exact comment body, under the workspace, never through a link.
 
@@ -278,10 +292,9 @@ def _write_files(
     /github/workspace, later steps on the runner elsewhere, and both resolve these.
     """
     directories = (OUTPUT_DIR, key_directory(settings.comment_key))
-    composite = composite_dict(result) if result is not None else None
     files = {
-        "report.json": render_json(board, composite=composite),
-        "leaderboard.md": full_markdown(board, title=settings.title, commit=commit, sections=sections),
+        "report.json": render_json(board, baseline=sections.json, composite=sections.composite),
+        "leaderboard.md": full_markdown(board, title=settings.title, commit=commit, sections=sections.full),
         "comment.md": comment,
     }
     write_inside(settings.workspace, directories, files)
@@ -431,4 +444,100 @@ def _report_baseline(settings: Settings, baseline: Baseline | NoBaseline | None,
         with commands_stopped(settings.on_runner):  # branch and file names are data
             print(describe(baseline))
         outputs["baseline-sha"] = baseline.sha or ""
-    append_summary(settings.summary_path, "### Baseline\n\n" + describe_markdown(baseline))
+
+
+@dataclass(frozen=True)
+class _Sections:
+    """The comparison (or "no baseline") section of each document, and the JSON report's ``baseline``."""
+
+    comment: tuple[str, ...] = ()
+    summary: tuple[str, ...] = ()
+    full: tuple[str, ...] = ()
+    json: dict[str, object] | None = None
+    composite: dict[str, object] | None = None  # the JSON report's ``composite`` (issue 10)
+
+    def with_composite(self, result: CompositeBoard | None) -> _Sections:
+        """These sections and, after them, the composite ranking (the same block in every document)."""
+        if result is None:
+            return self
+        section = composite_section(result)
+        return replace(
+            self,
+            comment=(*self.comment, section),
+            summary=(*self.summary, section),
+            full=(*self.full, section),
+            composite=composite_dict(result),
+        )
+
+    @staticmethod
+    def of(settings: Settings, baseline: Baseline | NoBaseline | None, comparison: Comparison | None) -> _Sections:
+        if baseline is None or (isinstance(baseline, NoBaseline) and baseline.quiet):
+            return _Sections()
+        described = describe_markdown(baseline)
+        if isinstance(baseline, NoBaseline):
+            section = (no_baseline_markdown(described),)
+            return _Sections(section, section, section, no_baseline_dict(baseline.reason, baseline.fix))
+        assert comparison is not None
+        title = TITLE if baseline.origin == "artifact" else "Compared with the baseline"
+        source = {
+            "origin": baseline.origin,
+            "branch": baseline.branch,
+            "sha": baseline.sha,
+            "run_id": baseline.run_id,
+            "run_url": baseline.run_url,
+            "artifact": baseline.artifact,
+            "is_merge_base": baseline.is_merge_base,
+            "age_days": baseline.age_days,
+            "notes": list(baseline.notes),
+            "files": list(baseline.files),
+        }
+        return _Sections(
+            comment=(comment_section(comparison, described, title=title),),
+            summary=(summary_section(comparison, described, title=title),),
+            full=(full_section(comparison, described, title=title),),
+            json={**comparison_dict(comparison), "source": source},
+        )
+
+
+def _compare(
+    settings: Settings, baseline: Baseline | NoBaseline | None, runs: Sequence[EvalRun], board: Leaderboard
+) -> Comparison | None:
+    """Each model against its baseline scores, with the leaderboard's b, alpha and seed (a configuration's
+    statistics block may have set them)."""
+    if not isinstance(baseline, Baseline):
+        return None
+    return compare(
+        baseline.runs,
+        runs,
+        b=board.b,
+        alpha=board.alpha,
+        seed=board.seed,
+        tolerance=settings.regression_tolerance,
+        correction=settings.correction,
+    )
+
+
+def _report_comparison(settings: Settings, comparison: Comparison | None, outputs: dict[str, str]) -> None:
+    """The comparison's outputs and its lines in the log."""
+    if comparison is None:
+        return
+    regressed = comparison.regressions
+    outputs["regressions"] = str(len(regressed))
+    outputs["regressed-models"] = json.dumps([m.model_id for m in regressed])
+    outputs["improvements"] = str(len(comparison.improvements))
+    print(f"Compared with the baseline: {headline(comparison).replace('**', '')}")
+    with commands_stopped(settings.on_runner):  # model ids are data
+        for m in (*regressed, *comparison.having("within tolerance"), *comparison.improvements):
+            print(f"  {m.verdict}: {gate_line(m, comparison.alpha)}")
+
+
+def _gate(settings: Settings, comparison: Comparison | None) -> int:
+    """``fail-on-regression``: one error per regressed model, and exit status 1. Improvements never fail."""
+    if comparison is None or not settings.fail_on_regression or not comparison.regressions:
+        return 0
+    tolerance = f" (more than the tolerance {comparison.tolerance:g})" if comparison.tolerance > 0 else ""
+    for m in comparison.regressions:
+        annotate("error", f"Regressed{tolerance}: {gate_line(m, comparison.alpha)}", title="Regression")
+    count = len(comparison.regressions)
+    print(f"fail-on-regression: {count} model{'s' if count != 1 else ''} regressed; failing the step.")
+    return 1

@@ -22,7 +22,9 @@ LABEL_WIDTH = 48
 ELLIPSIS = "…"
 MINUS = "−"
 DASH = "—"
-EXTENDED = "†"  # marks an interval extended to 0 because the exact test overruled the bootstrap
+EXTENDED = "†"
+# A no-break space inside an interval: a narrow column wraps before "[", never inside it.
+SEP = ",\u00a0"  # marks an interval extended to 0 because the exact test overruled the bootstrap
 
 
 def _plain(value: float, decimals: int) -> str:
@@ -74,7 +76,7 @@ def interval(lo: float, hi: float, decimals: int = DECIMALS) -> str:
     """``[lo, hi]`` rounded outward (a mean's interval: unsigned)."""
     if math.isnan(lo) or math.isnan(hi):
         return DASH
-    return f"[{_plain(_floor(lo, decimals), decimals)}, {_plain(_ceil(hi, decimals), decimals)}]"
+    return f"[{_plain(_floor(lo, decimals), decimals)}{SEP}{_plain(_ceil(hi, decimals), decimals)}]"
 
 
 def difference(
@@ -105,7 +107,7 @@ def difference(
             low, extended = 0.0, True
         if high < 0:
             high, extended = 0.0, True
-    text = f"[{signed(low, decimals)}, {signed(high, decimals)}]"
+    text = f"[{signed(low, decimals)}{SEP}{signed(high, decimals)}]"
     return signed(value, decimals), text + (EXTENDED if extended else ""), extended
 
 

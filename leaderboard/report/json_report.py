@@ -28,12 +28,18 @@ def _float(value: float) -> float | None:
 
 
 def report_dict(
-    board: Leaderboard, *, pairs: bool = True, composite: Mapping[str, object] | None = None
+    board: Leaderboard,
+    *,
+    pairs: bool = True,
+    baseline: Mapping[str, object] | None = None,
+    composite: Mapping[str, object] | None = None,
 ) -> dict[str, object]:
     """The JSON report as a dict (schema: docs/report-schema.md); ``pairs=False`` leaves them out.
 
-    ``composite`` (the ranking on a configuration: :func:`leaderboard.report.composite.composite_dict`)
-    is written after ``resolution`` when given, and the key is absent otherwise.
+    ``baseline``: the comparison with a baseline (``report.comparison.comparison_dict``), written
+    under ``"baseline"`` after ``resolution``; no key without one. ``composite``: the ranking on a
+    configuration (:func:`leaderboard.report.composite.composite_dict`), written next, under
+    ``"composite"``; no key without one.
     """
     table = board.pairs
     adjacent, leader = board.resolution()
@@ -104,6 +110,8 @@ def report_dict(
         ],
         "resolution": {"adjacent": resolved(adjacent), "leader": resolved(leader)},
     }
+    if baseline is not None:
+        report["baseline"] = dict(baseline)
     if composite is not None:
         report["composite"] = dict(composite)
     if pairs:
@@ -135,10 +143,19 @@ def _pair_lines(board: Leaderboard, start: int, stop: int) -> list[str]:
     ]
 
 
-def write_json(board: Leaderboard, handle: TextIO, *, composite: Mapping[str, object] | None = None) -> None:
+def write_json(
+    board: Leaderboard,
+    handle: TextIO,
+    *,
+    baseline: Mapping[str, object] | None = None,
+    composite: Mapping[str, object] | None = None,
+) -> None:
     """Stream the JSON report to ``handle``: the head indented, then one line per pair."""
     head = json.dumps(
-        report_dict(board, pairs=False, composite=composite), indent=2, ensure_ascii=False, allow_nan=False
+        report_dict(board, pairs=False, baseline=baseline, composite=composite),
+        indent=2,
+        ensure_ascii=False,
+        allow_nan=False,
     )
     handle.write(head[: head.rindex("}")].rstrip() + ',\n  "pairs": [')
     total = len(board.pairs)
@@ -148,8 +165,10 @@ def write_json(board: Leaderboard, handle: TextIO, *, composite: Mapping[str, ob
     handle.write("\n  ]\n}\n" if total else "]\n}\n")
 
 
-def render_json(board: Leaderboard, *, composite: Mapping[str, object] | None = None) -> str:
+def render_json(
+    board: Leaderboard, *, baseline: Mapping[str, object] | None = None, composite: Mapping[str, object] | None = None
+) -> str:
     """The JSON report: full precision, stable key order, no NaN (null instead)."""
     out = io.StringIO()
-    write_json(board, out, composite=composite)
+    write_json(board, out, baseline=baseline, composite=composite)
     return out.getvalue()

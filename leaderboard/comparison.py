@@ -1,0 +1,306 @@
+"""This run against a baseline: each model compared with its own baseline scores.
+
+A model in both is compared over the tasks it ran on both sides (its *shared* tasks),
+with the leaderboard's own rule for a pair (``statistics._pair_table``):
+
+* Δ is the mean over the shared tasks of ``score_PR − score_base``;
+* its interval is the paired percentile bootstrap of that mean on the exact multinomial
+  draw of the one engine: ``resampling.keyed_rng(seed, sorted shared task ids)`` and
+  ``resampled_means``, so the resamples depend on the seed and the task set alone;
+* p is the exact paired permutation test (``significance.sign_flip_test``) of the per-task
+  differences, a difference within ``math.isclose`` (rel 1e-9, abs 1e-12) being 0;
+* the change is *detected* only when the CI excludes 0, p <= alpha and there are at least
+  ``min_tasks(alpha)`` shared tasks; then it is ``improved`` or, downwards, ``regressed``,
+  unless the CI's upper end is not below ``-tolerance``: ``within tolerance``.
+
+Everything is a function of the two sets of records, not of their order.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .records import EvalRun
+from .resampling import FloatArray, encode_ids, keyed_rng, percentile_interval, resampled_means
+from .significance import METHOD_NAMES, holm, min_tasks, sign_flip_test, tasks_needed
+from .statistics import (
+    CORRECTIONS,
+    TEST_WORDS,
+    TIE_ABS_TOL,
+    TIE_REL_TOL,
+    Correction,
+    _Matrix,
+    _matrix,
+    check_resamples,
+)
+from .trials import collapse_trials
+
+Verdict = Literal["regressed", "within tolerance", "improved", "no detectable change", "unchanged"]
+VERDICTS: tuple[Verdict, ...] = ("regressed", "within tolerance", "improved", "no detectable change", "unchanged")
+
+# Per-task differences held at once by the test (~32 MiB of float64), whatever models x tasks.
+_TEST_CHUNK_ELEMENTS = 1 << 22
+
+
+@dataclass(frozen=True)
+class CategoryChange:
+    """Mean Δ over a model's shared tasks in one category (the category as this run gives it)."""
+
+    category: str
+    n_shared: int
+    delta: float
+
+
+@dataclass(frozen=True)
+class ModelChange:
+    """One model, baseline against this run.
+
+    ``base_mean``/``pr_mean`` are over the shared tasks (their difference is ``delta``);
+    ``base_mean_all``/``pr_mean_all`` over each side's own tasks (``base_tasks``/``pr_tasks``).
+    ``test`` says how p was computed (``significance.METHOD_NAMES``), ``p_value`` is its p,
+    ``p_adjusted`` the one compared with alpha (Holm-adjusted over the models compared when
+    the comparison's ``correction`` is "holm"). ``reason`` says why no change was detected
+    (None when one was); ``tasks_needed`` is about how many shared tasks would detect a
+    change the size of ``delta`` (None when it is 0).
+    With no shared task, ``delta``, the means over shared tasks, the CI and p are NaN.
+    """
+
+    model_id: str
+    verdict: Verdict
+    n_shared: int
+    base_mean: float
+    pr_mean: float
+    delta: float
+    ci_lo: float
+    ci_hi: float
+    p_value: float
+    p_adjusted: float
+    test: str
+    reason: str | None
+    tasks_needed: int | None
+    base_mean_all: float
+    pr_mean_all: float
+    base_tasks: int
+    pr_tasks: int
+    categories: tuple[CategoryChange, ...] = ()
+
+    @property
+    def significant(self) -> bool:
+        """A change was detected (up or down, within the tolerance or not)."""
+        return self.verdict in ("regressed", "within tolerance", "improved")
+
+    @property
+    def regressed(self) -> bool:
+        """Significantly worse, by more than the tolerance: what fails the gate."""
+        return self.verdict == "regressed"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Every model in both runs (sorted by id), and what is only on one side."""
+
+    models: tuple[ModelChange, ...]
+    new_models: tuple[str, ...]
+    removed_models: tuple[str, ...]
+    tasks_added: tuple[str, ...]
+    tasks_dropped: tuple[str, ...]
+    alpha: float
+    b: int
+    seed: int
+    tolerance: float
+    correction: Correction = "none"
+
+    def having(self, verdict: Verdict) -> tuple[ModelChange, ...]:
+        return tuple(m for m in self.models if m.verdict == verdict)
+
+    @property
+    def regressions(self) -> tuple[ModelChange, ...]:
+        """The models that fail the gate, worst Δ first."""
+        return tuple(sorted(self.having("regressed"), key=lambda m: (m.delta, m.model_id)))
+
+    @property
+    def improvements(self) -> tuple[ModelChange, ...]:
+        return tuple(sorted(self.having("improved"), key=lambda m: (-m.delta, m.model_id)))
+
+    def count(self, verdict: Verdict) -> int:
+        return len(self.having(verdict))
+
+
+def _check(b: int, alpha: float, tolerance: float, correction: str) -> None:
+    if correction not in CORRECTIONS:
+        raise ValueError(f"correction must be one of {', '.join(CORRECTIONS)}, got {correction!r}")
+    if isinstance(b, bool) or not isinstance(b, (int, np.integer)) or b < 1:
+        raise ValueError(f"b (the number of bootstrap resamples) must be a positive integer, got {b!r}")
+    if not (isinstance(alpha, (int, float)) and 0.0 < alpha < 1.0):
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    check_resamples(int(b), float(alpha), name="b")
+    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not 0.0 <= tolerance <= 1.0:
+        raise ValueError(f"tolerance must be a number from 0 to 1 (score units), got {tolerance!r}")
+
+
+def _side(runs: Sequence[EvalRun]) -> _Matrix | None:
+    # Like the leaderboard: trials averaged per task and failed calls dropped first (issue 10).
+    scored = collapse_trials(runs)
+    return _matrix(scored) if scored else None
+
+
+def _aligned(
+    side: _Matrix | None, models: Sequence[str], tasks: Sequence[str]
+) -> tuple[FloatArray, NDArray[np.bool_], NDArray[np.int64]]:
+    """(scores, present, category index) of ``models`` over ``tasks``, NaN / False / -1 where absent."""
+    shape = (len(models), len(tasks))
+    scores, present = np.full(shape, np.nan), np.zeros(shape, dtype=bool)
+    categories = np.full(shape, -1, dtype=np.int64)
+    if side is None or not models:
+        return scores, present, categories
+    m_of = {m: i for i, m in enumerate(side.model_ids)}
+    t_of = {t: i for i, t in enumerate(side.task_ids)}
+    rows = np.array([m_of[m] for m in models], dtype=np.intp)
+    known = [k for k, t in enumerate(tasks) if t in t_of]
+    columns = np.array([t_of[tasks[k]] for k in known], dtype=np.intp)
+    scores[:, known] = side.scores[np.ix_(rows, columns)]
+    present[:, known] = side.present[np.ix_(rows, columns)]
+    categories[:, known] = side.category_index[np.ix_(rows, columns)]
+    return scores, present, categories
+
+
+def compare(
+    baseline_runs: Sequence[EvalRun],
+    runs: Sequence[EvalRun],
+    *,
+    b: int,
+    alpha: float,
+    seed: int,
+    tolerance: float = 0.0,
+    correction: Correction = "none",
+) -> Comparison:
+    """Compare each model of ``runs`` with the same model in ``baseline_runs`` (matched by model_id).
+
+    ``correction="holm"`` tests the models compared as one family (Holm's step-down over every
+    model with a shared task), as ``pairwise-correction: holm`` does for the pairs. Both sides
+    are validated like the leaderboard's input (``InvalidEvalRuns``).
+    """
+    _check(b, alpha, tolerance, correction)
+    base, pr = _side(list(baseline_runs)), _side(list(runs))
+    base_models = set(base.model_ids) if base else set()
+    pr_models = set(pr.model_ids) if pr else set()
+    base_tasks = set(base.task_ids) if base else set()
+    pr_tasks = set(pr.task_ids) if pr else set()
+    models = sorted(base_models & pr_models)
+    tasks = sorted(base_tasks | pr_tasks)
+    bs, bp, _ = _aligned(base, models, tasks)
+    ps, pp, pc = _aligned(pr, models, tasks)
+    shared = bp & pp
+    n = shared.sum(axis=1)
+    raw = np.where(shared, ps - bs, 0.0)
+    # The one tie rule: near-equal scores are no difference at all.
+    with np.errstate(invalid="ignore"):
+        tol = np.maximum(TIE_REL_TOL * np.maximum(np.abs(ps), np.abs(bs)), TIE_ABS_TOL)
+        diffs = np.where(shared & ~(np.abs(raw) <= tol), raw, 0.0)
+    unchanged = (n > 0) & ~(diffs != 0).any(axis=1)
+
+    count = len(models)
+    delta, base_mean, pr_mean, lo, hi, sd = (np.full(count, np.nan) for _ in range(6))
+    encoded = encode_ids(tasks)
+    # Models with the same shared tasks share one keyed draw: one resampled_means call per task set.
+    groups: dict[bytes, list[int]] = {}
+    for k in range(count):
+        if n[k] > 0:
+            groups.setdefault(np.packbits(shared[k]).tobytes(), []).append(k)
+    for members in groups.values():
+        columns = np.flatnonzero(shared[members[0]])
+        size = columns.size
+        block = np.ix_(np.asarray(members, dtype=np.intp), columns)
+        values = raw[block]
+        delta[members] = values.sum(axis=1) / size
+        base_mean[members] = bs[block].sum(axis=1) / size
+        pr_mean[members] = ps[block].sum(axis=1) / size
+        rng = keyed_rng(seed, [encoded[t] for t in columns])
+        lo[members], hi[members] = percentile_interval(resampled_means(values, int(b), rng), alpha)
+        if size > 1:
+            tied = diffs[block]
+            centred = tied - (tied.sum(axis=1) / size)[:, None]
+            sd[members] = np.sqrt((centred * centred).sum(axis=1) / (size - 1))
+
+    p, method = np.ones(count), np.zeros(count, dtype=np.int8)
+    step = max(1, _TEST_CHUNK_ELEMENTS // max(1, len(tasks)))
+    for start in range(0, count, step):
+        p[start : start + step], method[start : start + step] = sign_flip_test(diffs[start : start + step], seed)
+
+    adjusted = p.copy()
+    if correction == "holm":
+        adjusted[n > 0] = holm(p[n > 0])
+    tie_free = np.where(unchanged | (np.abs(delta) <= TIE_ABS_TOL), 0.0, delta)
+    needed = tasks_needed(np.nan_to_num(tie_free), sd, alpha)
+    fewest = min_tasks(alpha)
+    categories = pr.categories if pr else ()
+
+    changes = []
+    for k, model in enumerate(models):
+        shared_k = int(n[k])
+        d, ci_lo, ci_hi, p_k, adj_k = float(delta[k]), float(lo[k]), float(hi[k]), float(p[k]), float(adjusted[k])
+        test = METHOD_NAMES[int(method[k])]
+        verdict: Verdict = "no detectable change"
+        reason: str | None
+        if shared_k == 0:
+            reason, p_k, adj_k = "no shared tasks", math.nan, math.nan
+        elif unchanged[k]:
+            verdict, reason, d, ci_lo, ci_hi = "unchanged", "the same score on every shared task", 0.0, 0.0, 0.0
+        elif shared_k < fewest:
+            reason = f"too few shared tasks ({shared_k} < {fewest})"
+        elif not (ci_lo > TIE_ABS_TOL or ci_hi < -TIE_ABS_TOL):
+            reason = "CI includes 0"
+        elif not adj_k <= alpha:
+            reason = f"{'Holm-adjusted' if correction == 'holm' else TEST_WORDS[int(method[k])]} p = {adj_k:.3g}"
+        elif ci_lo > TIE_ABS_TOL:
+            verdict, reason = "improved", None
+        else:
+            verdict, reason = ("regressed" if ci_hi < -tolerance else "within tolerance"), None
+        row_shared = shared[k]
+        cats = pc[k, row_shared]
+        sums = np.bincount(cats, weights=raw[k, row_shared], minlength=len(categories))
+        counts = np.bincount(cats, minlength=len(categories))
+        own_base, own_pr = bs[k, bp[k]], ps[k, pp[k]]
+        changes.append(
+            ModelChange(
+                model_id=model,
+                verdict=verdict,
+                n_shared=shared_k,
+                base_mean=float(base_mean[k]),
+                pr_mean=float(pr_mean[k]),
+                delta=d,
+                ci_lo=ci_lo,
+                ci_hi=ci_hi,
+                p_value=p_k,
+                p_adjusted=adj_k,
+                test=test,
+                reason=reason,
+                tasks_needed=int(needed[k]) if needed[k] >= 0 else None,
+                base_mean_all=float(np.mean(own_base)),
+                pr_mean_all=float(np.mean(own_pr)),
+                base_tasks=int(own_base.size),
+                pr_tasks=int(own_pr.size),
+                categories=tuple(
+                    CategoryChange(categories[c], int(counts[c]), 0.0 if unchanged[k] else float(sums[c] / counts[c]))
+                    for c in np.flatnonzero(counts)
+                ),
+            )
+        )
+    return Comparison(
+        models=tuple(changes),
+        new_models=tuple(sorted(pr_models - base_models)),
+        removed_models=tuple(sorted(base_models - pr_models)),
+        tasks_added=tuple(sorted(pr_tasks - base_tasks)),
+        tasks_dropped=tuple(sorted(base_tasks - pr_tasks)),
+        alpha=float(alpha),
+        b=int(b),
+        seed=int(seed),
+        tolerance=float(tolerance),
+        correction=correction,
+    )

@@ -1,0 +1,399 @@
+"""The comparison with the baseline as a markdown section, and as the JSON report's ``baseline``.
+
+Numbers follow the documents' rules (:mod:`leaderboard.report.formatting`), three decimals, signed Δ:
+
+* a CI's ends are rounded *outward* (the low end down, the high end up), so the printed interval
+  always contains the computed one;
+* a detected change never prints an end of 0 or of the wrong sign: when three decimals would, the
+  interval is printed with as many more as it takes (at most 12; a detected change's CI is at least
+  1e-12 away from 0);
+* a change not detected always prints an interval containing 0: when the bootstrap CI excludes 0 but
+  the exact test does not agree (or there are too few tasks), the interval shown is extended to 0,
+  marked †, and the verdict says why ("no detectable change (exact test p = 0.13)").
+
+Every id is shown through :func:`~leaderboard.report.markdown.md_code`, as a label of
+:func:`~leaderboard.report.formatting.labels` (whole up to 48 characters, never two alike).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+from ..comparison import Comparison, ModelChange
+from ..significance import min_tasks
+from ..validation import printable
+from .formatting import DASH, EXTENDED, difference, labels, signed
+from .markdown import md_code
+
+TITLE = "Compared with the base branch"
+QUIET_ROWS = 30  # rows with no detectable change shown in the comment (every change is shown)
+LISTED_IDS = 20  # new / removed models, added / dropped tasks named in a line
+COMMENT_SECTION_LIMIT = 24_000  # the section's share of the comment; the leaderboard below fits the rest
+SUMMARY_SECTION_LIMIT = 256 * 1024
+
+MARKS = {
+    "regressed": "❌ **regressed**",
+    "within tolerance": "⚠️ lower, within the tolerance",
+    "improved": "✅ **improved**",
+    "no detectable change": "➖ no detectable change",
+    "unchanged": "= unchanged",
+}
+_ORDER = {"regressed": 0, "within tolerance": 1, "improved": 2, "no detectable change": 3, "unchanged": 4}
+
+
+def utf16_length(text: str) -> int:
+    """Length as GitHub's comment limit counts it: UTF-16 code units."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+# --- numbers ------------------------------------------------------------------------------------
+
+
+def shown_interval(change: ModelChange) -> tuple[str, str, bool]:
+    """(Δ, ``[lo, hi]``, extended) as printed; see the module's rules. Dashes with no shared task."""
+    if change.n_shared == 0 or math.isnan(change.delta):
+        return DASH, DASH, False
+    return difference(change.delta, change.ci_lo, change.ci_hi, change.significant)
+
+
+def _mean(value: float) -> str:
+    return DASH if math.isnan(value) else f"{value:.3f}"
+
+
+def _count(n: int) -> str:
+    return f"{n:,}"
+
+
+def _needed(change: ModelChange) -> str:
+    n = change.tasks_needed
+    if n is None or n <= change.n_shared:
+        return ""
+    if n > 10**9:
+        return "; more than a billion tasks would be needed to detect a change this size"
+    return f"; about {_count(n)} tasks would detect a change this size"
+
+
+def verdict_text(change: ModelChange, tolerance: float) -> str:
+    """The verdict with its mark, and why no change was detected (with the tasks that would)."""
+    if change.verdict == "no detectable change":
+        if change.n_shared == 0:
+            return "➖ not compared: no shared tasks"
+        return f"{MARKS[change.verdict]} ({change.reason}){_needed(change)}"
+    if change.verdict == "within tolerance":
+        return f"{MARKS[change.verdict]} ({tolerance:g})"
+    return MARKS[change.verdict]
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{_count(n)} {word}{'' if n == 1 else 's'}"
+
+
+# --- the section --------------------------------------------------------------------------------
+
+
+def ordered(comparison: Comparison) -> list[ModelChange]:
+    """Regressions (worst first), then within the tolerance, improvements (best first), the rest."""
+
+    def key(m: ModelChange) -> tuple[int, int, float, str]:
+        rank = _ORDER[m.verdict]
+        delta = -m.delta if m.verdict == "improved" else m.delta
+        return (rank, int(m.n_shared == 0), 0.0 if math.isnan(delta) else delta, m.model_id)
+
+    return sorted(comparison.models, key=key)
+
+
+def headline(comparison: Comparison) -> str:
+    """ "2 models regressed, 1 improved, 12 no detectable change." or "No detectable change in any of 15 models.\""""
+    total = len(comparison.models)
+    if total == 0:
+        return "No model is in both the baseline and this run: nothing was compared."
+    counts = [
+        (comparison.count("regressed"), "regressed"),
+        (comparison.count("improved"), "improved"),
+        (comparison.count("within tolerance"), "lower within the tolerance"),
+        (comparison.count("no detectable change") + comparison.count("unchanged"), "no detectable change"),
+    ]
+    if sum(n for n, _ in counts[:3]) == 0:
+        return f"No detectable change in {'the one model' if total == 1 else f'any of {_count(total)} models'}."
+    parts = [(n, what) for n, what in counts if n]
+    words = [f"{_plural(parts[0][0], 'model')} {parts[0][1]}"] + [f"{_count(n)} {what}" for n, what in parts[1:]]
+    if counts[0][0]:
+        words[0] = f"**{words[0]}**"
+    return ", ".join(words) + "."
+
+
+def rule_text(comparison: Comparison, *, extended: bool = False) -> str:
+    confidence = f"{(1.0 - comparison.alpha) * 100:.6g}%"
+    tolerance = (
+        f", and by more than the tolerance: the CI's upper end below −{comparison.tolerance:g}"
+        if comparison.tolerance > 0
+        else ""
+    )
+    marked = (
+        f" {EXTENDED}: the bootstrap CI excludes 0 but the test does not confirm it; shown extended to 0."
+        if extended
+        else ""
+    )
+    holm = f" (Holm-adjusted over the {len(comparison.models)} models)" if comparison.correction == "holm" else ""
+    return (
+        f"<sub>Δ = this run − baseline, the mean over the tasks the model ran in both; {confidence} paired "
+        f"bootstrap CI ({comparison.b} resamples, seed {comparison.seed}), ends rounded outward. A change is "
+        f"detected when the CI excludes 0, the exact paired permutation test gives p ≤ {comparison.alpha:g}{holm} and "
+        f"the model shares at least {min_tasks(comparison.alpha)} tasks; a drop is a regression when it is "
+        f"detected{tolerance}.{marked} Means are over the shared tasks.</sub>"
+    )
+
+
+def _tasks_cell(change: ModelChange) -> str:
+    if change.base_tasks == change.n_shared and change.pr_tasks == change.n_shared:
+        return _count(change.n_shared)
+    return f"{_count(change.n_shared)} (base {_count(change.base_tasks)}, PR {_count(change.pr_tasks)})"
+
+
+def table(changes: Sequence[ModelChange], comparison: Comparison) -> str:
+    confidence = f"{(1.0 - comparison.alpha) * 100:.6g}%"
+    label = labels([m.model_id for m in changes])
+    lines = [
+        f"| Model | Base | PR | Δ [{confidence} CI] | Verdict | Tasks |",
+        "|-------|-----:|---:|:------:|---------|------:|",
+    ]
+    for m in changes:
+        delta, ci, _ = shown_interval(m)
+        cell = delta if m.verdict == "unchanged" or delta == DASH else f"{delta} {ci}"
+        lines.append(
+            f"| {md_code(label[m.model_id])} | {_mean(m.base_mean)} | {_mean(m.pr_mean)} | {cell} | "
+            f"{verdict_text(m, comparison.tolerance)} | {_tasks_cell(m)} |"
+        )
+    return "\n".join(lines)
+
+
+def _ids_line(what: str, label: str, ids: Sequence[str]) -> str:
+    named = labels(ids[:LISTED_IDS])
+    shown = ", ".join(md_code(named[i]) for i in ids[:LISTED_IDS])
+    more = f" and {_count(len(ids) - LISTED_IDS)} more" if len(ids) > LISTED_IDS else ""
+    return f"- {_plural(len(ids), what)} {label}: {shown}{more}."
+
+
+def changes_lines(comparison: Comparison) -> list[str]:
+    """New and removed models, added and dropped tasks: one line each, when there are any."""
+    lines = []
+    if comparison.new_models:
+        lines.append(_ids_line("new model", "(not in the baseline, so not compared)", comparison.new_models))
+    if comparison.removed_models:
+        lines.append(_ids_line("model", "only in the baseline (not in this run)", comparison.removed_models))
+    if comparison.tasks_added:
+        lines.append(_ids_line("task", "added (not in the baseline)", comparison.tasks_added))
+    if comparison.tasks_dropped:
+        lines.append(_ids_line("task", "dropped (only in the baseline)", comparison.tasks_dropped))
+    return lines
+
+
+def categories_block(changes: Sequence[ModelChange]) -> str:
+    """Δ per model and category in a ``<details>`` block ('' when no model changed at all)."""
+    rows = [m for m in changes if m.verdict != "unchanged" and m.n_shared > 0]
+    categories = sorted({c.category for m in rows for c in m.categories})
+    if not rows or not categories:
+        return ""
+    label = labels([m.model_id for m in rows])
+    lines = [
+        "| Model | " + " | ".join(md_code(c) for c in categories) + " |",
+        "|-------|" + "-----:|" * len(categories),
+    ]
+    for m in rows:
+        by = {c.category: c for c in m.categories}
+        cells = [f"{signed(by[c].delta)} ({by[c].n_shared})" if c in by else DASH for c in categories]
+        lines.append(f"| {md_code(label[m.model_id])} | " + " | ".join(cells) + " |")
+    return (
+        "<details><summary>Δ by category (mean over the shared tasks of each category; tasks in parentheses)"
+        "</summary>\n\n" + "\n".join(lines) + "\n\n</details>"
+    )
+
+
+def _build(
+    comparison: Comparison,
+    baseline_md: str,
+    title: str,
+    *,
+    changed: int,
+    quiet: int,
+    categories: str,
+    elsewhere: str,
+) -> str:
+    rows = ordered(comparison)
+    detected = [m for m in rows if m.significant]
+    rest = [m for m in rows if not m.significant]
+    shown = detected[:changed] + rest[:quiet]
+    parts = [f"### {title}", baseline_md, headline(comparison)]
+    if shown:
+        parts.append(table(shown, comparison))
+    missing = []
+    if changed < len(detected):
+        missing.append(f"{_count(len(detected) - changed)} more with a detected change")
+    if quiet < len(rest):
+        missing.append(f"{_count(len(rest) - quiet)} more with no detectable change")
+    if missing:
+        parts.append(f"{' and '.join(missing)}{': ' + elsewhere if elsewhere else '.'}")
+    if rows:
+        parts.append(rule_text(comparison, extended=any(shown_interval(m)[2] for m in shown)))
+    lines = changes_lines(comparison)
+    if lines:
+        parts.append("\n".join(lines))
+    if categories != "none":
+        block = categories_block(shown if categories == "shown" else detected[:changed])
+        if block:
+            parts.append(block)
+    return "\n\n".join(p for p in parts if p)
+
+
+def comparison_markdown(
+    comparison: Comparison,
+    baseline_description_md: str,
+    *,
+    title: str = TITLE,
+    quiet_rows: int | None = QUIET_ROWS,
+    limit: int | None = None,
+    measure: Callable[[str], int] = utf16_length,
+    elsewhere: str = "",
+) -> str:
+    """The section: title, the baseline (``describe_markdown``), a headline, the table, the rest.
+
+    Every detected change has a row; at most ``quiet_rows`` models with none do (None: all).
+    With a ``limit`` (in ``measure`` units) the category block goes first, then the quiet rows,
+    then rows of detected changes from the bottom; what is left out is counted and pointed at
+    ``elsewhere``.
+    """
+    detected = sum(m.significant for m in comparison.models)
+    quiet = len(comparison.models) - detected if quiet_rows is None else quiet_rows
+
+    def build(changed: int, quiet_shown: int, categories: str) -> str:
+        return _build(
+            comparison, baseline_description_md, title,
+            changed=changed, quiet=quiet_shown, categories=categories, elsewhere=elsewhere,
+        )  # fmt: skip
+
+    text = build(detected, quiet, "shown")
+    if limit is None or measure(text) <= limit:
+        return text
+    for changed, quiet_shown, categories in ((detected, quiet, "changed"), (detected, quiet, "none"),
+                                             (detected, 0, "none")):  # fmt: skip
+        text = build(changed, quiet_shown, categories)
+        if measure(text) <= limit:
+            return text
+    lo, hi = 0, detected
+    while lo < hi:  # rows only lengthen the section: the most that fit, by bisection
+        mid = (lo + hi + 1) // 2
+        if measure(build(mid, 0, "none")) <= limit:
+            lo = mid
+        else:
+            hi = mid - 1
+    return build(lo, 0, "none")
+
+
+def no_baseline_markdown(baseline_description_md: str, *, title: str = TITLE) -> str:
+    """The section when no baseline was found: why, and the fix (``describe_markdown`` of a NoBaseline)."""
+    return f"### {title}\n\n{baseline_description_md}\n\nNothing was compared; this does not fail the step."
+
+
+# --- the JSON report ----------------------------------------------------------------------------
+
+
+def _number(value: float) -> float | None:
+    return None if math.isnan(value) else value
+
+
+def comparison_dict(comparison: Comparison) -> dict[str, object]:
+    """The comparison for the JSON report's ``baseline`` key (full precision; NaN as null)."""
+    return {
+        "found": True,
+        "parameters": {
+            "alpha": comparison.alpha,
+            "bootstrap_samples": comparison.b,
+            "seed": comparison.seed,
+            "regression_tolerance": comparison.tolerance,
+            "correction": comparison.correction,
+            "min_shared_for_significance": min_tasks(comparison.alpha),
+        },
+        "counts": {
+            "compared": len(comparison.models),
+            "regressed": comparison.count("regressed"),
+            "within_tolerance": comparison.count("within tolerance"),
+            "improved": comparison.count("improved"),
+            "no_detectable_change": comparison.count("no detectable change"),
+            "unchanged": comparison.count("unchanged"),
+            "new_models": len(comparison.new_models),
+            "removed_models": len(comparison.removed_models),
+            "tasks_added": len(comparison.tasks_added),
+            "tasks_dropped": len(comparison.tasks_dropped),
+        },
+        "regressed_models": [m.model_id for m in comparison.regressions],
+        "improved_models": [m.model_id for m in comparison.improvements],
+        "models": [
+            {
+                "model_id": m.model_id,
+                "verdict": m.verdict,
+                "n_shared": m.n_shared,
+                "base_mean": _number(m.base_mean),
+                "pr_mean": _number(m.pr_mean),
+                "delta": _number(m.delta),
+                "ci_lo": _number(m.ci_lo),
+                "ci_hi": _number(m.ci_hi),
+                "p_value": _number(m.p_value),
+                "p_adjusted": _number(m.p_adjusted),
+                "test": m.test,
+                "reason": m.reason,
+                "tasks_needed": m.tasks_needed,
+                "base_mean_all": m.base_mean_all,
+                "pr_mean_all": m.pr_mean_all,
+                "base_tasks": m.base_tasks,
+                "pr_tasks": m.pr_tasks,
+                "categories": {c.category: {"delta": c.delta, "n_shared": c.n_shared} for c in m.categories},
+            }
+            for m in comparison.models
+        ],
+        "new_models": list(comparison.new_models),
+        "removed_models": list(comparison.removed_models),
+        "tasks_added": list(comparison.tasks_added),
+        "tasks_dropped": list(comparison.tasks_dropped),
+    }
+
+
+def no_baseline_dict(reason: str, fix: str) -> dict[str, object]:
+    """The JSON report's ``baseline`` when none was found."""
+    return {"found": False, "reason": reason, "fix": fix}
+
+
+# --- the section in each document -----------------------------------------------------------------
+
+
+def comment_section(comparison: Comparison, baseline_description_md: str, *, title: str = TITLE) -> str:
+    """The section for the PR comment: every detected change, 30 other models, within its share of the limit."""
+    return comparison_markdown(
+        comparison, baseline_description_md, title=title, limit=COMMENT_SECTION_LIMIT, measure=utf16_length,
+        elsewhere="the job summary lists every model; the JSON report (`report` output, key `baseline`) has "
+        "every number.",
+    )  # fmt: skip
+
+
+def summary_section(comparison: Comparison, baseline_description_md: str, *, title: str = TITLE) -> str:
+    """The section for the job summary: every model, within its share of the summary's limit."""
+    return comparison_markdown(
+        comparison, baseline_description_md, title=title, quiet_rows=None, limit=SUMMARY_SECTION_LIMIT,
+        measure=lambda text: len(text.encode()),
+        elsewhere="the JSON report (`report` output, key `baseline`) has them.",
+    )  # fmt: skip
+
+
+def full_section(comparison: Comparison, baseline_description_md: str, *, title: str = TITLE) -> str:
+    """The section for the markdown file and the CLI: everything."""
+    return comparison_markdown(comparison, baseline_description_md, title=title, quiet_rows=None)
+
+
+def gate_line(change: ModelChange, alpha: float) -> str:
+    """One line for the log and the gate's error: id (on one line), Δ, CI, tasks, test and p."""
+    delta, ci, _ = shown_interval(change)
+    adjusted = f" (Holm-adjusted {change.p_adjusted:.3g})" if change.p_adjusted != change.p_value else ""
+    return (
+        f"{printable(change.model_id)}: Δ {delta}, {(1 - alpha) * 100:.6g}% CI {ci}, over {change.n_shared} "
+        f"shared tasks, {change.test} p = {change.p_value:.3g}{adjusted}"
+    )
