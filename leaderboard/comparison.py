@@ -35,9 +35,9 @@ from .statistics import (
     TIE_ABS_TOL,
     TIE_REL_TOL,
     Correction,
-    _Matrix,
-    _matrix,
+    ScoreMatrix,
     check_resamples,
+    score_matrix,
 )
 from .trials import collapse_trials
 
@@ -144,14 +144,14 @@ def _check(b: int, alpha: float, tolerance: float, correction: str) -> None:
         raise ValueError(f"tolerance must be a number from 0 to 1 (score units), got {tolerance!r}")
 
 
-def _side(runs: Sequence[EvalRun]) -> _Matrix | None:
+def _side(runs: Sequence[EvalRun]) -> ScoreMatrix | None:
     # Like the leaderboard: trials averaged per task and failed calls dropped first (issue 10).
     scored = collapse_trials(runs)
-    return _matrix(scored) if scored else None
+    return score_matrix(scored) if scored else None
 
 
 def _aligned(
-    side: _Matrix | None, models: Sequence[str], tasks: Sequence[str]
+    side: ScoreMatrix | None, models: Sequence[str], tasks: Sequence[str]
 ) -> tuple[FloatArray, NDArray[np.bool_], NDArray[np.int64]]:
     """(scores, present, category index) of ``models`` over ``tasks``, NaN / False / -1 where absent."""
     shape = (len(models), len(tasks))

@@ -100,7 +100,9 @@ class Leaderboard:
 
 
 @dataclass(frozen=True)
-class _Matrix:
+class ScoreMatrix:
+    """Every score of a suite as a (models x tasks) matrix; the one input the engine and the comparison read."""
+
     model_ids: tuple[str, ...]
     task_ids: tuple[str, ...]
     scores: FloatArray  # (models, tasks); NaN where a model has no score
@@ -136,7 +138,7 @@ def _valid_numbers(column: list[Any]) -> NDArray[np.float64] | None:
     return np.array(column, dtype=np.float64)
 
 
-def _matrix(runs: Sequence[EvalRun]) -> _Matrix:
+def score_matrix(runs: Sequence[EvalRun]) -> ScoreMatrix:
     """Scores as a (models x tasks) matrix, rows and columns in sorted id order.
 
     A cheap columnar check passes any valid input; only a failure pays for the
@@ -175,7 +177,7 @@ def _matrix(runs: Sequence[EvalRun]) -> _Matrix:
     values.flat[cell] = scores
     category_index = np.full(shape, -1, dtype=np.int64)
     category_index.flat[cell] = np.array(list(map(c_of.__getitem__, category_col)), dtype=np.int64)
-    return _Matrix(
+    return ScoreMatrix(
         model_ids=model_ids,
         task_ids=task_ids,
         scores=values,
@@ -186,7 +188,7 @@ def _matrix(runs: Sequence[EvalRun]) -> _Matrix:
     )
 
 
-def _win_rates(matrix: _Matrix) -> tuple[FloatArray, NDArray[np.int64]]:
+def _win_rates(matrix: ScoreMatrix) -> tuple[FloatArray, NDArray[np.int64]]:
     """Per model: share of its tasks on which it is within ``math.isclose`` of the best score."""
     scores = matrix.scores
     best = np.nanmax(scores, axis=0)
@@ -211,7 +213,7 @@ def _task_sets(present: NDArray[np.bool_]) -> dict[bytes, list[int]]:
 class _Engine:
     """Resamples task sets as resampling.py describes, for one matrix, B and seed."""
 
-    def __init__(self, matrix: _Matrix, b: int, seed: int) -> None:
+    def __init__(self, matrix: ScoreMatrix, b: int, seed: int) -> None:
         self.matrix = matrix
         self.b = b
         self.seed = seed
@@ -342,7 +344,9 @@ def _ci_note(values: FloatArray) -> str | None:
     return None
 
 
-def _rows(matrix: _Matrix, theta: FloatArray, alpha: float, rank_by: RankBy) -> tuple[list[LeaderboardRow], FloatArray]:
+def _rows(
+    matrix: ScoreMatrix, theta: FloatArray, alpha: float, rank_by: RankBy
+) -> tuple[list[LeaderboardRow], FloatArray]:
     n_models = len(matrix.model_ids)
     means = np.array([np.mean(matrix.scores[m, matrix.present[m]]) for m in range(n_models)])
     rates, completed = _win_rates(matrix)
@@ -370,7 +374,7 @@ def _rows(matrix: _Matrix, theta: FloatArray, alpha: float, rank_by: RankBy) -> 
     return rows, means
 
 
-def _category_tasks(matrix: _Matrix) -> dict[str, int]:
+def _category_tasks(matrix: ScoreMatrix) -> dict[str, int]:
     """Distinct tasks per category, over every model."""
     n_tasks = len(matrix.task_ids)
     cells = np.flatnonzero(matrix.present.ravel())
@@ -379,7 +383,7 @@ def _category_tasks(matrix: _Matrix) -> dict[str, int]:
     return {c: int(counts[k]) for k, c in enumerate(matrix.categories)}
 
 
-def _all_tied_tasks(matrix: _Matrix) -> int:
+def _all_tied_tasks(matrix: ScoreMatrix) -> int:
     """Tasks run by two or more models on which every one of them has the top score."""
     scores = matrix.scores
     with np.errstate(invalid="ignore"):
@@ -549,7 +553,7 @@ def _row_sums(values: FloatArray, mask: NDArray[np.bool_]) -> FloatArray:
 
 
 def _pair_table(
-    matrix: _Matrix,
+    matrix: ScoreMatrix,
     engine: _Engine,
     theta: FloatArray,
     means: FloatArray,
@@ -659,7 +663,7 @@ def analyse(
     if not scored:
         empty = PairTable((), _empty_columns(), alpha, correction)
         return Leaderboard((), empty, alpha, b, seed, rank_by, len(runs), 0, 0, (), False, correction, 0, pairs)
-    matrix = _matrix(scored)
+    matrix = score_matrix(scored)
     engine = _Engine(matrix, b, seed)
     theta = engine.models()
     rows, means = _rows(matrix, theta, alpha, rank_by)

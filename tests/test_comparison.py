@@ -153,7 +153,7 @@ def test_a_bootstrap_ci_that_excludes_0_is_no_change_when_the_exact_test_disagre
     assert m.ci_lo > 0 and m.p_value == pytest.approx(0.0625)
     assert m.verdict == "no detectable change" and m.reason == "exact test p = 0.0625"
     delta, ci, extended = shown_interval(m)
-    assert (delta, extended) == ("+0.082", True) and ci.startswith("[0.000, +0.") and ci.endswith("]†")
+    assert (delta, extended) == ("+0.082", True) and ci.startswith("[0.000,\u00a0+0.") and ci.endswith("]†")
 
 
 def test_a_model_with_no_shared_task_is_not_compared() -> None:
@@ -256,21 +256,21 @@ def made(verdict: str, delta: float, lo: float, hi: float, **kw: object) -> Mode
 
 def ends(change: ModelChange) -> tuple[Decimal, Decimal]:
     _, ci, _ = shown_interval(change)
-    lo, hi = ci.rstrip("†").strip("[]").replace("−", "-").split(", ")
+    lo, hi = ci.rstrip("†").strip("[]").replace("−", "-").split(",\u00a0")
     return Decimal(lo), Decimal(hi)
 
 
 def test_ci_ends_are_rounded_outward_and_deltas_are_signed() -> None:
-    assert shown_interval(made("regressed", -0.02, -0.0261, -0.0139)) == ("−0.020", "[−0.027, −0.013]", False)
-    assert shown_interval(made("improved", 0.0125, 0.0101, 0.0149)) == ("+0.013", "[+0.010, +0.015]", False)
+    assert shown_interval(made("regressed", -0.02, -0.0261, -0.0139)) == ("−0.020", "[−0.027,\u00a0−0.013]", False)
+    assert shown_interval(made("improved", 0.0125, 0.0101, 0.0149)) == ("+0.013", "[+0.010,\u00a0+0.015]", False)
     # An end that is already on the grid stays (0.013 is not pushed to 0.014 by binary rounding).
-    assert shown_interval(made("improved", 0.02, 0.013, 0.03)) == ("+0.020", "[+0.013, +0.030]", False)
+    assert shown_interval(made("improved", 0.02, 0.013, 0.03)) == ("+0.020", "[+0.013,\u00a0+0.030]", False)
 
 
 def test_a_detected_change_never_shows_an_end_of_0_or_of_the_wrong_sign() -> None:
-    assert shown_interval(made("improved", 0.0031, 0.0004, 0.0061)) == ("+0.0031", "[+0.0004, +0.0061]", False)
+    assert shown_interval(made("improved", 0.0031, 0.0004, 0.0061)) == ("+0.0031", "[+0.0004,\u00a0+0.0061]", False)
     assert shown_interval(made("regressed", -0.00004, -0.00007, -0.00002)) == (
-        "−0.00004", "[−0.00007, −0.00002]", False,
+        "−0.00004", "[−0.00007,\u00a0−0.00002]", False,
     )  # fmt: skip
     rng = np.random.default_rng(11)
     for _ in range(3000):

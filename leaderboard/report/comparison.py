@@ -392,6 +392,7 @@ def full_section(comparison: Comparison, baseline_description_md: str, *, title:
 def gate_line(change: ModelChange, alpha: float) -> str:
     """One line for the log and the gate's error: id (on one line), Δ, CI, tasks, test and p."""
     delta, ci, _ = shown_interval(change)
+    ci = ci.replace("\u00a0", " ")  # a log line: a plain space
     adjusted = f" (Holm-adjusted {change.p_adjusted:.3g})" if change.p_adjusted != change.p_value else ""
     return (
         f"{printable(change.model_id)}: Δ {delta}, {(1 - alpha) * 100:.6g}% CI {ci}, over {change.n_shared} "

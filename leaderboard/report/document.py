@@ -553,7 +553,10 @@ def comment_body(
         tail=_run_link(run_url),
         limit=COMMENT_LIMIT,
         measure=comment_length,
-        elsewhere="The job summary of the workflow run has the rest; the JSON report (the `report` output) has all.",
+        elsewhere=(
+            "The job summary and `leaderboard.md` (the `markdown` output) have more; "
+            "the JSON report (the `report` output) has everything."
+        ),
     )
 
 
@@ -566,7 +569,10 @@ def summary_markdown(
         head=_head(None, title, board, commit, sections),
         limit=SUMMARY_LIMIT - 16_384,
         measure=summary_length,
-        elsewhere="The JSON report (the `report` output) has every pair.",
+        elsewhere=(
+            "`leaderboard.md` (the `markdown` output) has every model and category; "
+            "the JSON report (the `report` output) has everything."
+        ),
     )
 
 
