@@ -1,6 +1,9 @@
 """leaderboard: turn eval runs into a model leaderboard with honest statistics."""
 
 from .comparison import Comparison, ModelChange, compare
+from .composite import CompositeBoard, rank
+from .config import Config, parse_config, read_config
+from .engine import evaluate
 from .loading import load_file, load_runs
 from .records import EvalRun, LeaderboardRow, PairwiseDiff, Source
 from .report import render_json, render_markdown, render_report
@@ -18,6 +21,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Comparison",
+    "CompositeBoard",
+    "Config",
     "EvalRun",
     "InvalidEvalRuns",
     "Leaderboard",
@@ -31,9 +36,13 @@ __all__ = [
     "bootstrap_mean_ci",
     "bootstrap_pairwise_diff",
     "compare",
+    "evaluate",
     "load_file",
     "load_runs",
     "pairwise_diffs",
+    "parse_config",
+    "rank",
+    "read_config",
     "render_json",
     "render_markdown",
     "render_report",

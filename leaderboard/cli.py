@@ -9,15 +9,18 @@ from pathlib import Path
 
 from . import __version__
 from .comparison import compare
+from .config import Config, parse_weights, read_config, with_weights
+from .engine import DEFAULT_ALPHA, DEFAULT_RESAMPLES, evaluate
 from .formats import FORMAT_NAMES, ReadOptions, Session, comment_note, load_summary
 from .limits import MAX_BOOTSTRAP_SAMPLES
 from .loading import load_runs
 from .numbers import parse_decimal, parse_integer
 from .report.comparison import comment_section, comparison_dict, full_section, gate_line
+from .report.composite import composite_dict, composite_section
 from .report.document import COMMENT_KEY, Commit, comment_body, render_report
 from .report.json_report import write_json
 from .report.markdown import md_text
-from .statistics import CORRECTIONS, RANK_BY, analyse, min_resamples
+from .statistics import CORRECTIONS, RANK_BY, min_resamples
 from .validation import InvalidEvalRuns
 
 BASELINE_TITLE = "Compared with the baseline"
@@ -56,6 +59,13 @@ def _seed(text: str) -> int:
     return value
 
 
+def _weights(text: str) -> dict[str, float]:
+    try:
+        return parse_weights(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="leaderboard",
@@ -65,14 +75,28 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("files", nargs="+", metavar="FILE_OR_GLOB", help="input files or globs (quote globs)")
     p.add_argument("--json", metavar="PATH", type=Path, help="also write the JSON report here")
-    p.add_argument("--alpha", type=_alpha, default=0.05, help="1 - confidence level (default 0.05: 95%% CIs)")
+    # None: not given, so a configuration's statistics block (else the default) decides.
+    p.add_argument("--alpha", type=_alpha, default=None, help="1 - confidence level (default 0.05: 95%% CIs)")
     p.add_argument(
         "--b",
         type=_samples,
-        default=500,
+        default=None,
         help=f"bootstrap resamples, at least 20 / alpha and at most {MAX_BOOTSTRAP_SAMPLES} (default 500)",
     )
-    p.add_argument("--seed", type=_seed, default=0, help="random seed, a non-negative integer (default 0)")
+    p.add_argument("--seed", type=_seed, default=None, help="random seed, a non-negative integer (default 0)")
+    p.add_argument(
+        "--config",
+        metavar="YAML",
+        type=Path,
+        help="rank on a composite of accuracy, cost, latency, errors and custom metrics, with constraints "
+        "(the action's configuration file, e.g. .github/leaderboard.yml)",
+    )
+    p.add_argument(
+        "--weights",
+        metavar="M=W,...",
+        type=_weights,
+        help="re-rank with these weights instead of the configuration's, e.g. accuracy=0.6,cost=0.4",
+    )
     p.add_argument("--rank-by", choices=RANK_BY, default="mean", help="ranking (default mean)")
     p.add_argument(
         "--correction",
@@ -116,10 +140,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         cli.error("--comment-key must be 1-100 letters, digits, '.', '_', '-' or '/', starting with a letter or digit")
     if args.fail_on_regression and not args.baseline:
         cli.error("--fail-on-regression needs --baseline")
-    if args.b < min_resamples(args.alpha):
+    b = args.b if args.b is not None else DEFAULT_RESAMPLES
+    alpha = args.alpha if args.alpha is not None else DEFAULT_ALPHA
+    if args.config is None and b < min_resamples(alpha):
         cli.error(
-            f"--b must be at least {min_resamples(args.alpha)} at --alpha {args.alpha:g} "
-            f"(20 / alpha: 10 resamples beyond each end of the interval), got {args.b}"
+            f"--b must be at least {min_resamples(alpha)} at --alpha {alpha:g} "
+            f"(20 / alpha: 10 resamples beyond each end of the interval), got {b}"
         )
     try:
         return _run(args)
@@ -128,10 +154,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
+def _config(args: argparse.Namespace) -> Config | None:
+    """The configuration asked for (None: none), with ``--weights`` in place of its weights."""
+    if args.config is None and args.weights is None:
+        return None
+    config = read_config(args.config) if args.config is not None else Config()
+    return with_weights(config, args.weights) if args.weights is not None else config
+
+
 def _run(args: argparse.Namespace) -> int:
     session = Session(ReadOptions(args.format, args.metric or None, args.filter or None))
     try:
+        config = _config(args)
         runs = load_runs(args.files, session=session)
+        board, result = evaluate(
+            runs, config, b=args.b, alpha=args.alpha, seed=args.seed, rank_by=args.rank_by, correction=args.correction
+        )
     except InvalidEvalRuns as exc:
         for problem in exc.problems:
             print(problem, file=sys.stderr)
@@ -148,17 +186,20 @@ def _run(args: argparse.Namespace) -> int:
                 print(f"baseline: {problem}", file=sys.stderr)
             print(f"{len(exc.problems)} problem(s) in the baseline: no leaderboard was made.", file=sys.stderr)
             return 1
-    board = analyse(runs, b=args.b, alpha=args.alpha, seed=args.seed, rank_by=args.rank_by, correction=args.correction)
     comparison = None
     if baseline is not None:
+        # With the leaderboard's parameters, which a configuration's statistics block may have set.
         comparison = compare(
-            baseline, runs, b=args.b, alpha=args.alpha, seed=args.seed, tolerance=args.regression_tolerance,
+            baseline, runs, b=board.b, alpha=board.alpha, seed=board.seed, tolerance=args.regression_tolerance,
             correction=args.correction,
         )  # fmt: skip
+    composite = composite_dict(result) if result is not None else None
     if args.json is not None:
         try:
             with args.json.open("w", encoding="utf-8") as handle:
-                write_json(board, handle, baseline=comparison_dict(comparison) if comparison else None)
+                write_json(
+                    board, handle, baseline=comparison_dict(comparison) if comparison else None, composite=composite
+                )
         except OSError as exc:
             print(f"cannot write {args.json}: {exc.strerror or exc}", file=sys.stderr)
             return 1
@@ -166,6 +207,8 @@ def _run(args: argparse.Namespace) -> int:
     described = ""
     if comparison is not None:
         described = f"**Baseline:** {md_text(', '.join(args.baseline))} ({len(baseline or ()):,} records)."
+    # The composite ranking after the comparison, as in the action's documents.
+    ranking = [composite_section(result)] if result is not None else []
     if args.comment is not None:
         sections = [comment_section(comparison, described, title=BASELINE_TITLE)] if comparison else []
         note = comment_note(session.report())  # as the action puts it in the comment
@@ -176,7 +219,7 @@ def _run(args: argparse.Namespace) -> int:
             title=args.title or "Model leaderboard",
             run_url=None,
             commit=commit,
-            sections=sections,
+            sections=[*sections, *ranking],
         )
         try:
             args.comment.write_text(body.text, encoding="utf-8")
@@ -185,10 +228,10 @@ def _run(args: argparse.Namespace) -> int:
             return 1
     # The comparison right under the verdict, as in the action's documents.
     sections = [full_section(comparison, described, title=BASELINE_TITLE)] if comparison else []
-    sys.stdout.write(render_report(board, title=args.title, commit=commit, sections=sections))
+    sys.stdout.write(render_report(board, title=args.title, commit=commit, sections=[*sections, *ranking]))
     if comparison is not None and args.fail_on_regression and comparison.regressions:
         for m in comparison.regressions:
-            print(f"regressed: {gate_line(m, args.alpha)}", file=sys.stderr)
+            print(f"regressed: {gate_line(m, board.alpha)}", file=sys.stderr)
         print(f"{len(comparison.regressions)} model(s) regressed: failing (--fail-on-regression).", file=sys.stderr)
         return 1
     return 0

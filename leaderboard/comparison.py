@@ -39,6 +39,7 @@ from .statistics import (
     check_resamples,
     score_matrix,
 )
+from .trials import collapse_trials
 
 Verdict = Literal["regressed", "within tolerance", "improved", "no detectable change", "unchanged"]
 VERDICTS: tuple[Verdict, ...] = ("regressed", "within tolerance", "improved", "no detectable change", "unchanged")
@@ -144,7 +145,9 @@ def _check(b: int, alpha: float, tolerance: float, correction: str) -> None:
 
 
 def _side(runs: Sequence[EvalRun]) -> ScoreMatrix | None:
-    return score_matrix(runs) if runs else None
+    # Like the leaderboard: trials averaged per task and failed calls dropped first (issue 10).
+    scored = collapse_trials(runs)
+    return score_matrix(scored) if scored else None
 
 
 def _aligned(

@@ -30,14 +30,24 @@ import numpy as np
 
 from . import limits
 from .formats import Session
-from .numbers import parse_decimal
+from .numbers import parse_decimal, parse_integer
 from .records import EvalRun, Source
-from .validation import FIELDS, KEY_FIELDS, InvalidEvalRuns, Problem, check_fields, duplicate_problem, shown
+from .validation import (
+    CALL_FIELDS,
+    FIELDS,
+    KEY_FIELDS,
+    InvalidEvalRuns,
+    Problem,
+    check_fields,
+    duplicate_problem,
+    shown,
+)
 
 FORMATS = (".json", ".jsonl", ".csv")
 BOM = b"\xef\xbb\xbf"
 
 _MAX_FLOAT = sys.float_info.max  # an int above it has no float: float() would raise OverflowError
+_CALL_KEYS = frozenset(CALL_FIELDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,11 +113,12 @@ def _build(record: object, source: Source, sink: _Sink) -> EvalRun | None:
         and _plain(category)
         and 0 < len(metric) <= limits.MAX_ID_LENGTH
         and metric.strip()
+        and _CALL_KEYS.isdisjoint(record)
     ):
         # Model ids, metrics and categories repeat on every line: keep one copy of each.
         return EvalRun(
             sys.intern(model_id), task_id, sys.intern(metric), float(score), sys.intern(category), float(weight),
-            source,
+            source=source,
         )  # fmt: skip
     problems = check_fields(record, {"file": source.file, "line": source.line})
     model_kept = _respelled("model_id", model_id, source, sink)
@@ -121,11 +132,27 @@ def _build(record: object, source: Source, sink: _Sink) -> EvalRun | None:
     # Valid, but an id is not in NFC: it is kept in NFC (the README says so), and a second
     # spelling of the same id elsewhere is reported by _spelling_problems.
     assert isinstance(model_kept, str) and isinstance(task_kept, str) and isinstance(category_kept, str)
-    assert isinstance(metric, str) and isinstance(score, (int, float)) and isinstance(weight, (int, float))
+    assert isinstance(metric, str) and isinstance(weight, (int, float))
+    assert score is None or isinstance(score, (int, float))
     return EvalRun(
-        sys.intern(model_kept), task_kept, sys.intern(metric), float(score), sys.intern(category_kept), float(weight),
-        source,
+        sys.intern(model_kept), task_kept, sys.intern(metric), None if score is None else float(score),
+        sys.intern(category_kept), float(weight), source=source, **_call_fields(record),
     )  # fmt: skip
+
+
+def _call_fields(record: dict[str, Any]) -> dict[str, Any]:
+    """The optional call fields of a checked record, as EvalRun keeps them (null means absent)."""
+    out: dict[str, Any] = {}
+    for name in ("cost_usd", "latency_ms"):
+        if record.get(name) is not None:
+            out[name] = float(record[name])
+    if record.get("error") is not None:
+        out["error"] = record["error"]
+    if record.get("metrics"):
+        out["metrics"] = {sys.intern(k): float(v) for k, v in record["metrics"].items()}
+    if record.get("trial") is not None:
+        out["trial"] = record["trial"]
+    return out
 
 
 def _respelled(name: str, value: object, source: Source, sink: _Sink) -> object:
@@ -197,7 +224,10 @@ def _duplicates(runs: list[EvalRun], rejected: list[tuple[str, str, Source]], fi
     rather than an index of tuples as large as the records.
     """
     models = [*map(attrgetter("model_id"), runs), *(r[0] for r in rejected)]
-    tasks = [*map(attrgetter("task_id"), runs), *(r[1] for r in rejected)]
+    # Trials of one (model, task) are distinct records; without trials, the task alone is the key.
+    trials = any(run.trial is not None for run in runs)
+    task_of: Any = attrgetter("task_id", "trial") if trials else attrgetter("task_id")
+    tasks = [*map(task_of, runs), *((r[1], None) if trials else r[1] for r in rejected)]
     model_code = {m: i for i, m in enumerate(set(models))}
     task_code = {t: i for i, t in enumerate(set(tasks))}
     codes = np.fromiter(map(model_code.__getitem__, models), np.int64, len(models)) * len(task_code)
@@ -211,21 +241,21 @@ def _duplicates(runs: list[EvalRun], rejected: list[tuple[str, str, Source]], fi
     for position in np.union1d(repeated, repeated + 1):
         groups.setdefault(int(codes[order[position]]), []).append(int(order[position]))
 
-    def entry(index: int) -> tuple[str, str, Source]:
+    def entry(index: int) -> tuple[str, str, Source, int | str | None]:
         if index < len(runs):
             run = runs[index]
             assert run.source is not None
-            return run.model_id, run.task_id, run.source
-        return rejected[index - len(runs)]
+            return run.model_id, run.task_id, run.source, run.trial
+        return (*rejected[index - len(runs)], None)
 
     rank = {name: i for i, name in enumerate(files)}
     problems = []
     for members in groups.values():
         seen = sorted((entry(i) for i in members), key=lambda e: (rank.get(e[2].file, -1), e[2].line))
         first = seen[0][2]
-        for model_id, task_id, source in seen[1:]:
+        for model_id, task_id, source, trial in seen[1:]:
             problems.append(
-                duplicate_problem(model_id, task_id, str(first), {"file": source.file, "line": source.line})
+                duplicate_problem(model_id, task_id, str(first), {"file": source.file, "line": source.line}, trial)
             )
     return problems
 
@@ -469,6 +499,11 @@ def _read_json(handle: BinaryIO, name: str, sink: _Sink) -> list[EvalRun]:
     return document.runs
 
 
+_CSV_CALL_FIELDS = ("cost_usd", "latency_ms", "error", "trial")
+_CSV_METRIC = "metrics."
+_BOOLEAN_CELLS = {"true": True, "false": False}
+
+
 def _csv_records(text: str, name: str, sink: _Sink) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line, record) for each data row; a malformed row stops the file with a problem at its line."""
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
@@ -483,7 +518,9 @@ def _csv_records(text: str, name: str, sink: _Sink) -> Iterator[tuple[int, dict[
             if twice:
                 sink.problem(f"the header row names the column(s) {', '.join(twice)} more than once", name, 1)
             return
-        columns = {f: header.index(f) for f in FIELDS if f in header}
+        columns = {f: header.index(f) for f in (*FIELDS, *_CSV_CALL_FIELDS) if f in header}
+        # A custom metric is a column "metrics.<name>".
+        columns.update({f: i for i, f in enumerate(header) if f.startswith(_CSV_METRIC) and len(f) > len(_CSV_METRIC)})
         start = reader.line_num + 1
         for cells in reader:
             line, start = start, reader.line_num + 1
@@ -498,15 +535,25 @@ def _csv_records(text: str, name: str, sink: _Sink) -> Iterator[tuple[int, dict[
                     continue
                 cell = cells[index]
                 # CSV cannot leave a cell out, only empty: an empty optional cell means "not given".
-                if field in ("category", "weight") and cell == "":
+                if cell == "" and (field in ("category", "weight", *_CSV_CALL_FIELDS) or field.startswith(_CSV_METRIC)):
                     continue
-                if field in ("score", "weight"):
+                if field.startswith(_CSV_METRIC):
+                    number = parse_decimal(cell)
+                    record.setdefault("metrics", {})[field[len(_CSV_METRIC) :]] = cell if number is None else number
+                elif field == "error":
+                    record[field] = _BOOLEAN_CELLS.get(cell.lower(), cell)
+                elif field == "trial":
+                    integer = parse_integer(cell)
+                    record[field] = cell if integer is None else integer
+                elif field in ("score", "weight", "cost_usd", "latency_ms"):
                     # Plain decimal only ("0_1" is not 1.0); other text stays a string, which the
                     # type check then names.
                     number = parse_decimal(cell)
                     record[field] = cell if number is None else number
                 else:
                     record[field] = cell
+            if record.get("score") == "" and record.get("error") not in (None, False):
+                del record["score"]  # a failed call may leave the score out
             yield line, record
     except csv.Error as exc:
         hint = " (a quoted field that starts here is never closed)" if "end of data" in str(exc) else ""

@@ -5,6 +5,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
+
+# One shared empty mapping: a fresh dict per record would cost ~64 bytes on each of millions.
+_NO_METRICS: Mapping[str, float] = MappingProxyType({})
+
+
+def _no_metrics() -> Mapping[str, float]:
+    return _NO_METRICS
 
 
 @dataclass(frozen=True, order=True, slots=True)
@@ -20,17 +28,34 @@ class Source:
 
 @dataclass(frozen=True, slots=True)
 class EvalRun:
-    """One model's score on one task, as the eval runner emits it."""
+    """One model's score on one task, as the eval runner emits it.
+
+    The optional fields describe the call itself (issue 10): its price and latency, whether
+    it failed (``error``: True or a short reason; a failed call may have no ``score``), extra
+    per-call ``metrics``, and which ``trial`` of the (model, task) it is when a task was run
+    more than once.
+    """
 
     model_id: str
     task_id: str
     metric_name: str
-    score: float
+    score: float | None
     category: str = "general"
     weight: float = 1.0
+    cost_usd: float | None = None
+    latency_ms: float | None = None
+    error: bool | str = False
+    # Not hashed: a mapping has no hash, and the other fields identify a record anyway.
+    metrics: Mapping[str, float] = field(default_factory=_no_metrics, hash=False)
+    trial: int | str | None = None
     # Provenance is not part of a record's identity: the same run read from
     # another file is the same run.
     source: Source | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def failed(self) -> bool:
+        """The call failed (``error`` is True or a reason): it counts toward the error rate alone."""
+        return self.error is True or isinstance(self.error, str)
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from .resampling import (
     task_keys,
 )
 from .significance import METHOD_NAMES, holm, min_tasks, sign_flip_test, tasks_needed
+from .trials import collapse_trials
 from .validation import validate_runs
 
 RankBy = Literal["mean", "win-rate"]
@@ -657,10 +658,12 @@ def analyse(
     if correction not in CORRECTIONS:
         raise ValueError(f"correction must be one of {', '.join(CORRECTIONS)}, got {correction!r}")
     runs = list(runs)
-    if not runs:
+    # Trials averaged and failed calls dropped first, so everything below resamples tasks (cases).
+    scored = collapse_trials(runs)
+    if not scored:
         empty = PairTable((), _empty_columns(), alpha, correction)
-        return Leaderboard((), empty, alpha, b, seed, rank_by, 0, 0, 0, (), False, correction, 0, pairs)
-    matrix = score_matrix(runs)
+        return Leaderboard((), empty, alpha, b, seed, rank_by, len(runs), 0, 0, (), False, correction, 0, pairs)
+    matrix = score_matrix(scored)
     engine = _Engine(matrix, b, seed)
     theta = engine.models()
     rows, means = _rows(matrix, theta, alpha, rank_by)

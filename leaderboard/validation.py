@@ -13,6 +13,10 @@ from .records import EvalRun, Source
 REQUIRED_FIELDS = ("model_id", "task_id", "metric_name", "score")
 OPTIONAL_FIELDS = ("category", "weight")
 FIELDS = REQUIRED_FIELDS + OPTIONAL_FIELDS
+# What a record may say about the call itself (issue 10); absent, null, false and {} all mean "not said".
+CALL_FIELDS = ("cost_usd", "latency_ms", "error", "metrics", "trial")
+# The per-model metrics the leaderboard computes itself: a custom metric may not take their names.
+BUILTIN_METRICS = ("accuracy", "cost", "latency", "latency_p50", "error_rate")
 # The fields that group records (a row, a column, a category mean): a stray space would split a group.
 KEY_FIELDS = ("model_id", "task_id", "category")
 
@@ -122,8 +126,12 @@ def check_fields(record: Mapping[str, object], where: Mapping[str, Any]) -> list
             bad(name, f"must be a string, got {type(value).__name__} {shown(value)}")
         elif (message := _string_problem(name, value)) is not None:
             bad(name, message)
+    failed = record.get("error") is True or isinstance(record.get("error"), str)
     if "score" not in record:
-        bad("score", "missing required field")
+        if not failed:
+            bad("score", "missing required field (only a failed call, with `error` set, may leave it out)")
+    elif record["score"] is None and failed:
+        pass  # a failed call need not have a score
     else:
         score = record["score"]
         value = _float(score) if _is_number(score) else None  # type: ignore[arg-type]
@@ -142,14 +150,79 @@ def check_fields(record: Mapping[str, object], where: Mapping[str, Any]) -> list
             bad("weight", f"must be a number, got {type(weight).__name__} {shown(weight)}")
         elif value is None or not math.isfinite(value) or value <= 0:
             bad("weight", f"must be a finite positive number, got {shown(weight)}")
+    problems.extend(_call_problems(record, where))
     return problems
 
 
-def duplicate_problem(model_id: str, task_id: str, first: str, where: Mapping[str, Any]) -> Problem:
-    """The same (model, task) twice would count a task twice: the one message for it, naming both places."""
+def _amount_problem(value: object) -> str | None:
+    """Why ``value`` is not a finite number >= 0 (None when it is)."""
+    number = _float(value) if _is_number(value) else None  # type: ignore[arg-type]
+    if not _is_number(value):
+        return f"must be a number, got {type(value).__name__} {shown(value)}"
+    if number is None or not math.isfinite(number) or number < 0:
+        return f"must be a finite number >= 0, got {shown(value)}"
+    return None
+
+
+def _name_problem(value: str) -> str | None:
+    if len(value) > MAX_ID_LENGTH:
+        return f"is {len(value):,} characters long; at most {MAX_ID_LENGTH} are allowed (starts {shown(value[:40])})"
+    if not value.strip() or value != value.strip():
+        return f"{shown(value)} must be non-empty, without leading or trailing whitespace"
+    return None
+
+
+def _call_problems(record: Mapping[str, object], where: Mapping[str, Any]) -> list[Problem]:
+    """The optional fields about the call: cost, latency, error, custom metrics, trial."""
+    problems: list[Problem] = []
+
+    def bad(name: str, message: str) -> None:
+        problems.append(Problem(message=message, field=name, **where))
+
+    for name in ("cost_usd", "latency_ms"):
+        value = record.get(name)
+        if value is not None and (message := _amount_problem(value)) is not None:
+            bad(name, message)
+    error = record.get("error")
+    if error is not None and not isinstance(error, bool):
+        if not isinstance(error, str):
+            bad("error", f'must be true, false or a short reason such as "timeout", got {shown(error)}')
+        elif (message := _name_problem(error)) is not None:
+            bad("error", message)
+    metrics = record.get("metrics")
+    if metrics is not None:
+        if not isinstance(metrics, Mapping):
+            bad("metrics", f'must be an object of numbers such as {{"citation_rate": 0.8}}, got {shown(metrics)}')
+        else:
+            for key, value in metrics.items():
+                if not isinstance(key, str) or (message := _name_problem(key)) is not None:
+                    bad("metrics", f"name {shown(key)}: {message if isinstance(key, str) else 'must be a string'}")
+                elif key in BUILTIN_METRICS:
+                    bad("metrics", f"{shown(key)} is a metric the leaderboard computes itself; name yours otherwise")
+                elif _amount_problem(abs(value) if _is_number(value) else value) is not None:
+                    bad("metrics", f"{shown(key)} must be a finite number, got {shown(value)}")
+    trial = record.get("trial")
+    if trial is not None:
+        if isinstance(trial, bool) or not isinstance(trial, (int, str)):
+            bad("trial", f"must be an integer or a string, got {type(trial).__name__} {shown(trial)}")
+        elif isinstance(trial, str) and (message := _name_problem(trial)) is not None:
+            bad("trial", message)
+    return problems
+
+
+def duplicate_problem(
+    model_id: str, task_id: str, first: str, where: Mapping[str, Any], trial: int | str | None = None
+) -> Problem:
+    """The same (model, task) twice would count a task twice: the one message for it, naming both places.
+
+    Several trials of one (model, task) are allowed when their ``trial`` values differ.
+    """
+    if trial is not None:
+        key = f"(model_id, task_id, trial) = ({shown(model_id, 200)}, {shown(task_id, 200)}, {shown(trial, 200)})"
+    else:
+        key = f"(model_id, task_id) = ({shown(model_id, 200)}, {shown(task_id, 200)})"
     return Problem(
-        message=f"duplicate (model_id, task_id) = ({shown(model_id, 200)}, {shown(task_id, 200)}); "
-        f"first seen at {printable(first)}",
+        message=f"duplicate {key}; first seen at {printable(first)}",
         field="task_id",
         **where,
     )
@@ -157,20 +230,20 @@ def duplicate_problem(model_id: str, task_id: str, first: str, where: Mapping[st
 
 def find_duplicates(runs: Iterable[object]) -> list[Problem]:
     """The same (model, task) twice would count a task twice; name both places."""
-    first_seen: dict[tuple[str, str], tuple[Source | None, int]] = {}
+    first_seen: dict[tuple[str, str, object], tuple[Source | None, int]] = {}
     problems: list[Problem] = []
     for index, run in enumerate(runs):
         if not isinstance(run, EvalRun):
             continue
         if not (isinstance(run.model_id, str) and isinstance(run.task_id, str)):
             continue  # already reported as a type problem
-        key = (run.model_id, run.task_id)
+        key = (run.model_id, run.task_id, run.trial)
         if key not in first_seen:
             first_seen[key] = (run.source, index)
             continue
         earlier_source, earlier_index = first_seen[key]
         earlier = str(earlier_source) if earlier_source is not None else f"record #{earlier_index}"
-        problems.append(duplicate_problem(run.model_id, run.task_id, earlier, _where(run.source, index)))
+        problems.append(duplicate_problem(run.model_id, run.task_id, earlier, _where(run.source, index), run.trial))
     return problems
 
 
@@ -181,7 +254,7 @@ def validate_runs(runs: Sequence[EvalRun]) -> None:
         if not isinstance(run, EvalRun):
             problems.append(Problem(message=f"not an EvalRun: {type(run).__name__}", index=index))
             continue
-        fields = {name: getattr(run, name) for name in FIELDS}
+        fields = {name: getattr(run, name) for name in FIELDS + CALL_FIELDS}
         problems.extend(check_fields(fields, _where(run.source, index)))
     problems.extend(find_duplicates(runs))
     if problems:

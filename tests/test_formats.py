@@ -14,6 +14,7 @@ from conftest import FORMATS, shared_format
 from leaderboard import EvalRun, InvalidEvalRuns, load_runs
 from leaderboard.formats import LoadReport, ReadOptions, Session, ZipLimits, comment_note, detect, load_summary
 from leaderboard.formats.inspect_log import to_float
+from leaderboard.trials import collapse_trials
 
 LM = "lm-evaluation-harness"
 TOM = "2026-07-08T16-04-34.219874"
@@ -246,12 +247,21 @@ def test_inspect_zip_members_are_named_archive_bang_member() -> None:
     assert first.source.file.endswith(".eval!samples/1_epoch_1.json") and first.source.line == 1
 
 
-def test_inspect_epochs_are_one_task_their_mean_as_inspect_reduces_them() -> None:
+def test_inspect_epochs_are_trials_of_one_task() -> None:
     runs, report = load("inspect_ai/log_streaming.eval")
+    assert sorted((r.task_id, r.trial) for r in runs) == [
+        ("popularity/1", 1), ("popularity/1", 2), ("popularity/2", 1), ("popularity/2", 2),
+    ]  # fmt: skip
+    assert all(r.source and r.source.file.endswith(f"_epoch_{r.trial}.json") for r in runs)
+    assert (report.averaged, report.trials) == (2, 4)
+
+
+def test_inspect_epochs_rank_as_their_mean_as_inspect_reduces_them() -> None:
+    runs, _ = load("inspect_ai/log_streaming.eval")
     with zipfile.ZipFile(shared_format("inspect_ai/log_streaming.eval")) as archive:
         reductions = json.loads(archive.read("reductions.json"))[0]["samples"]
-    assert {r.task_id: r.score for r in runs} == {f"popularity/{s['sample_id']}": s["value"] for s in reductions}
-    assert (report.averaged, report.trials) == (2, 4)
+    means = {r.task_id: r.score for r in collapse_trials(runs)}
+    assert means == {f"popularity/{s['sample_id']}": s["value"] for s in reductions}
 
 
 def test_inspect_zstandard_members_are_read() -> None:
@@ -264,7 +274,7 @@ def test_inspect_zstandard_members_are_read() -> None:
 
 def test_inspect_unscored_samples_are_counted_and_left_out() -> None:
     runs, report = load(INSPECT_UNSCORED, "inspect_ai/log_streaming.eval")
-    assert len(runs) == 2 and report.unscored == 10
+    assert len(runs) == 4 and report.unscored == 10
     note = comment_note(report)
     assert note is not None and "10 unscored samples left out" in note
 
@@ -389,13 +399,14 @@ def test_helm_an_instance_split_across_records_is_merged(tmp_path: Path) -> None
     assert len(runs) == 100 and mean(runs) == pytest.approx(0.95)
 
 
-def test_helm_train_trials_are_averaged_into_one_task(tmp_path: Path) -> None:
+def test_helm_train_trials_are_trials_of_one_task(tmp_path: Path) -> None:
     def second_trial(records: list[dict]) -> list[dict]:  # type: ignore[type-arg]
         zero = [{"name": {"name": "exact_match", "split": "test"}, "count": 1, "mean": 0.0}]
         return records + [{**r, "train_trial_index": 1, "stats": zero} for r in records]
 
     runs, report = load(helm_copy(tmp_path, second_trial))
-    assert len(runs) == 100 and mean(runs) == pytest.approx(0.95 / 2)
+    assert len(runs) == 200 and {r.trial for r in runs} == {0, 1}
+    assert len(collapse_trials(runs)) == 100 and mean(list(collapse_trials(runs))) == pytest.approx(0.95 / 2)
     assert (report.averaged, report.trials) == (100, 200)
 
 
@@ -489,12 +500,13 @@ def test_openai_evals_match_events_score_each_sample(tmp_path: Path) -> None:
     path = tmp_path / "record.log"
     path.write_text("".join(json.dumps(e) + "\n" for e in events))
     runs, report = load(path)
-    assert {(r.model_id, r.task_id, r.score, r.category) for r in runs} == {
-        ("self_prompting/oriprompt/baseline", "self_prompting.full.0", 1.0, "self_prompting"),
-        ("self_prompting/oriprompt/baseline", "self_prompting.full.1", 0.5, "self_prompting"),
+    assert {(r.model_id, r.task_id, r.score, r.category, r.trial) for r in runs} == {
+        ("self_prompting/oriprompt/baseline", "self_prompting.full.0", 1.0, "self_prompting", None),
+        ("self_prompting/oriprompt/baseline", "self_prompting.full.1", 0.0, "self_prompting", 1),
+        ("self_prompting/oriprompt/baseline", "self_prompting.full.1", 1.0, "self_prompting", 2),
     }
     assert (report.averaged, report.trials) == (1, 2)
-    assert next(r for r in runs if r.task_id.endswith(".1")).source.line == 5  # type: ignore[union-attr]
+    assert sorted(r.source.line for r in runs if r.task_id.endswith(".1")) == [5, 6]  # type: ignore[union-attr]
 
 
 # --- every file, the format input, the report ------------------------------------------------------------
@@ -562,7 +574,7 @@ def test_the_format_input_evalrun_reads_every_file_as_evalrun() -> None:
 def test_the_summary_line_names_formats_records_metrics_and_what_was_left_out() -> None:
     _, report = load(INSPECT_UNSCORED, "inspect_ai/log_streaming.eval", "promptfoo/sample-export.json")
     line = load_summary(report)
-    assert line.startswith("Read 3 files: inspect ×2 (2 records, metric match); promptfoo ×1 (4 records")
+    assert line.startswith("Read 3 files: inspect ×2 (4 records, metric match); promptfoo ×1 (4 records")
     assert "10 unscored samples left out" in line and "2 tasks are the mean of 4 trials" in line
 
 

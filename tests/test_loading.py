@@ -57,7 +57,7 @@ def test_utf8_bom_and_crlf_are_accepted(tmp_path: Path) -> None:
 
 
 def test_unknown_fields_do_not_fail_a_record(tmp_path: Path) -> None:
-    f = write(tmp_path / "r.jsonl", json.dumps({**RECORD, "latency_ms": 12, "runner": {"v": 2}}) + "\n")
+    f = write(tmp_path / "r.jsonl", json.dumps({**RECORD, "elapsed_ms": 12, "runner": {"v": 2}}) + "\n")
     assert load_runs([str(f)]) == [EvalRun("m", "t1", "acc", 0.5)]
 
 

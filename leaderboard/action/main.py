@@ -22,6 +22,9 @@ from typing import Any, TextIO
 from github import Github
 
 from ..comparison import Comparison, compare
+from ..composite import CompositeBoard
+from ..config import Config, read_config
+from ..engine import DEFAULT_ALPHA, DEFAULT_RESAMPLES, DEFAULT_SEED, evaluate
 from ..formats import Session, comment_note, load_summary
 from ..loading import load_runs
 from ..records import EvalRun
@@ -36,6 +39,7 @@ from ..report.comparison import (
     no_baseline_markdown,
     summary_section,
 )
+from ..report.composite import composite_dict, composite_section
 from ..report.document import (
     SUMMARY_LIMIT,
     Commit,
@@ -47,7 +51,7 @@ from ..report.document import (
 )
 from ..report.json_report import render_json
 from ..report.markdown import leaderboard_table, md_text
-from ..statistics import Leaderboard, analyse
+from ..statistics import Leaderboard
 from ..validation import InvalidEvalRuns, Problem
 from .baseline import Baseline, NoBaseline, describe, describe_markdown, resolve_baseline
 from .event import head_sha, pull_request_number
@@ -60,7 +64,7 @@ from .github_api import (
     make_client,
 )
 from .outputs import OutputRefused, key_directory, write_inside
-from .settings import Settings, SettingsError, parse_settings
+from .settings import DEFAULTS, Settings, SettingsError, parse_settings
 from .workflow import add_mask, annotate, append_summary, commands_stopped, set_outputs
 
 ClientFactory = Callable[[str, str], Github]
@@ -162,22 +166,38 @@ def _run(env: Mapping[str, str], client_factory: ClientFactory) -> int:
 
 def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
     session = Session(settings.read_options)
-    runs = load_runs(settings.runs, root=settings.workspace, session=session)
+    # The configuration's problems and the files' are reported together.
+    problems: list[Problem] = []
+    config: Config | None = None
+    runs: list[EvalRun] = []
+    try:
+        config = _config(settings)
+    except InvalidEvalRuns as exc:
+        problems.extend(exc.problems)
+    try:
+        runs = load_runs(settings.runs, root=settings.workspace, session=session)
+    except InvalidEvalRuns as exc:
+        problems.extend(exc.problems)
+    if problems:
+        raise InvalidEvalRuns(problems)
     read_note = load_summary(session.report())
     left_out = comment_note(session.report())  # unscored samples, averaged trials: the comment says so
     # Issue 9: the baseline, before any computing; its files' problems are reported like `runs`.
     baseline = _baseline(settings, client_factory)
-    board = analyse(
+    # An input left at its default lets the configuration's statistics block decide (issue 10).
+    board, result = evaluate(
         runs,
-        b=settings.bootstrap_samples,
-        alpha=settings.alpha,
-        seed=settings.seed,
+        config,
+        b=None if settings.bootstrap_samples == DEFAULT_RESAMPLES else settings.bootstrap_samples,
+        alpha=None if settings.alpha == DEFAULT_ALPHA else settings.alpha,
+        seed=None if settings.seed == DEFAULT_SEED else settings.seed,
         rank_by=settings.rank_by,
         correction=settings.correction,
     )
-    # Issue 9: the comparison with the baseline, shown right under the verdict of every document.
-    comparison = _compare(settings, baseline, runs)
-    sections = _Sections.of(settings, baseline, comparison)
+    # Issue 9: the comparison with the baseline, shown right under the verdict of every document;
+    # issue 10: the composite ranking after it.
+    comparison = _compare(settings, baseline, runs, board)
+    sections = _Sections.of(settings, baseline, comparison).with_composite(result)
     commit = _commit(settings)
     read_section = (md_text(left_out),) if left_out else ()  # after the comparison: a note on the data
     body = comment_body(
@@ -192,7 +212,8 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
     outputs = {
         "report": report,
         "markdown": markdown,
-        "top-model": board.rows[0].model_id if board.rows else "",
+        "top-model": _top_model(board, result),
+        "disqualified": json.dumps([r.model_id for r in result.disqualified] if result is not None else []),
         "models": str(board.n_models),
         "tasks": str(board.n_tasks),
         "comment-id": "",
@@ -206,6 +227,10 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
     print(f"{board.n_models} models, {board.n_tasks} tasks, {board.n_runs} runs.")
     with commands_stopped(settings.on_runner):
         print(leaderboard_table(board.rows, board.alpha))
+        if result is not None:  # model ids are data
+            print(f"Top model on the composite: {result.top_model or '(none: every model is disqualified)'}")
+            for entry in result.disqualified:
+                print(f"DISQUALIFIED {entry.model_id}: {'; '.join(entry.reasons)}")
     print(f"Report: {outputs['report']}; markdown: {outputs['markdown']}")
     _report_baseline(settings, baseline, outputs)
     _report_comparison(settings, comparison, outputs)
@@ -224,6 +249,33 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
     set_outputs(settings.output_path, outputs)
     # The gate, once the comment (and the outputs) say what regressed.
     return max(status, _gate(settings, comparison))
+
+
+def _top_model(board: Leaderboard, result: CompositeBoard | None) -> str:
+    """The top-ranked model: after disqualification when there is a configuration."""
+    if result is not None:
+        return result.top_model
+    return board.rows[0].model_id if board.rows else ""
+
+
+def _config(settings: Settings) -> Config | None:
+    """The configuration file (None: the default path and no file there).
+
+    The workspace holds the PR's checkout, so the file is read only if it is a regular
+    file inside it (a link out, a FIFO or a device is refused by name).
+    """
+    name = settings.config or DEFAULTS["config"]
+    base = Path(settings.workspace).resolve()
+    path = base / name
+    if not os.path.lexists(path):
+        if settings.config_is_default:
+            return None
+        raise InvalidEvalRuns([Problem(message="no such file (input 'config')", file=name)])
+    if not Path(os.path.realpath(path)).is_relative_to(base):
+        raise InvalidEvalRuns([Problem(message="resolves outside the workspace and is refused", file=name)])
+    if not path.is_file():
+        raise InvalidEvalRuns([Problem(message="is not a regular file: refused", file=name)])
+    return read_config(path, name=Path(name).as_posix())
 
 
 def _commit(settings: Settings) -> Commit | None:
@@ -249,7 +301,7 @@ def _write_files(
     """
     directories = (OUTPUT_DIR, key_directory(settings.comment_key))
     files = {
-        "report.json": render_json(board, baseline=sections.json),
+        "report.json": render_json(board, baseline=sections.json, composite=sections.composite),
         "leaderboard.md": full_markdown(board, title=settings.title, commit=commit, sections=sections.full),
         "comment.md": comment,
     }
@@ -333,8 +385,11 @@ def _reject(
     if settings.github_token:  # an error's text may echo the token; the comment and summary must not
         secret = settings.github_token
         problems = [replace(p, message=p.message.replace(secret, "***")) for p in problems]
+    config_name = settings.config or DEFAULTS["config"]
     for p in problems:
         title = "Invalid EvalRun" if what == "in the EvalRun files" else "Leaderboard not made"
+        if p.file == config_name:
+            title = "Invalid configuration"
         annotate("error", p.message, file=p.file, line=p.line, title=f"{title}{f': {p.field}' if p.field else ''}")
     print(f"{len(problems)} problem(s) {what}:")
     with commands_stopped(settings.on_runner):
@@ -407,6 +462,20 @@ class _Sections:
     summary: tuple[str, ...] = ()
     full: tuple[str, ...] = ()
     json: dict[str, object] | None = None
+    composite: dict[str, object] | None = None  # the JSON report's ``composite`` (issue 10)
+
+    def with_composite(self, result: CompositeBoard | None) -> _Sections:
+        """These sections and, after them, the composite ranking (the same block in every document)."""
+        if result is None:
+            return self
+        section = composite_section(result)
+        return replace(
+            self,
+            comment=(*self.comment, section),
+            summary=(*self.summary, section),
+            full=(*self.full, section),
+            composite=composite_dict(result),
+        )
 
     @staticmethod
     def of(settings: Settings, baseline: Baseline | NoBaseline | None, comparison: Comparison | None) -> _Sections:
@@ -438,16 +507,19 @@ class _Sections:
         )
 
 
-def _compare(settings: Settings, baseline: Baseline | NoBaseline | None, runs: Sequence[EvalRun]) -> Comparison | None:
-    """Each model against its baseline scores, with the leaderboard's b, alpha and seed."""
+def _compare(
+    settings: Settings, baseline: Baseline | NoBaseline | None, runs: Sequence[EvalRun], board: Leaderboard
+) -> Comparison | None:
+    """Each model against its baseline scores, with the leaderboard's b, alpha and seed (a configuration's
+    statistics block may have set them)."""
     if not isinstance(baseline, Baseline):
         return None
     return compare(
         baseline.runs,
         runs,
-        b=settings.bootstrap_samples,
-        alpha=settings.alpha,
-        seed=settings.seed,
+        b=board.b,
+        alpha=board.alpha,
+        seed=board.seed,
         tolerance=settings.regression_tolerance,
         correction=settings.correction,
     )

@@ -34,6 +34,8 @@ DEFAULTS: dict[str, str] = {
     "baseline-artifact": "",
     "fail-on-regression": "false",
     "regression-tolerance": "0",
+    # Issue 10: the composite ranking's configuration, used only if the file exists.
+    "config": ".github/leaderboard.yml",
 }
 INPUTS = ("runs", *DEFAULTS)
 COMMENT_MODES = ("update", "off")
@@ -71,6 +73,7 @@ class Settings:
     baseline_artifact: str
     fail_on_regression: bool
     regression_tolerance: float
+    config: str
     # From the runner's environment.
     workspace: str
     event_name: str
@@ -89,6 +92,11 @@ class Settings:
     @property
     def read_options(self) -> ReadOptions:
         return ReadOptions(self.format, self.metric, self.filter)
+
+    @property
+    def config_is_default(self) -> bool:
+        """``config`` left at its default: the file is optional (used only if it exists)."""
+        return self.config in ("", DEFAULTS["config"])
 
     @property
     def run_url(self) -> str | None:
@@ -195,6 +203,10 @@ def parse_settings(environ: Mapping[str, str]) -> Settings:
 
     baseline, baseline_artifact, fail_on_regression, tolerance = _baseline_inputs(environ, problems)
 
+    config = _input(environ, "config")
+    if "\n" in config or "\x00" in config:
+        problems.append("input 'config' must be one path (of a YAML file), relative to the workspace")
+
     if problems:
         raise SettingsError(problems)
     assert alpha is not None and samples is not None and seed is not None and tolerance is not None
@@ -217,6 +229,7 @@ def parse_settings(environ: Mapping[str, str]) -> Settings:
         baseline_artifact=baseline_artifact,
         fail_on_regression=fail_on_regression,
         regression_tolerance=tolerance,
+        config=config,
         workspace=environ.get("GITHUB_WORKSPACE") or ".",
         event_name=environ.get("GITHUB_EVENT_NAME", ""),
         event_path=environ.get("GITHUB_EVENT_PATH") or None,

@@ -38,15 +38,16 @@ class Refused(Exception):
 
 @dataclass
 class _Trials:
-    scores: list[float]
-    source: Source
+    """The trials of one (model, task): (trial label or None, score, source) each."""
+
+    calls: list[tuple[int | None, float, Source]]
     metric: str
     category: str
 
 
 @dataclass
 class FileRead:
-    """One file's reading: its records, its problems and what was left out or folded together."""
+    """One file's reading: its records, its problems and what was left out or held as trials."""
 
     path: Path
     name: str
@@ -65,8 +66,10 @@ class FileRead:
     def problem(self, message: str, line: int | None = None, field: str | None = None) -> None:
         self.problems.append(Problem(message=message, file=self.name, line=line, field=field))
 
-    def add(self, model: str, task: str, metric: str, score: float, category: str, source: Source) -> None:
-        """One trial of (model, task); trials of the same pair become one record, their mean."""
+    def add(
+        self, model: str, task: str, metric: str, score: float, category: str, source: Source, trial: int | None = None
+    ) -> None:
+        """One trial of (model, task): an epoch, a repeat, a train trial (``trial``: its number, if it has one)."""
         long = next((n for n, v in (("model", model), ("task", task), ("metric", metric), ("category", category))
                      if len(v) > limits.MAX_ID_LENGTH), None)  # fmt: skip
         if long is not None:
@@ -75,30 +78,36 @@ class FileRead:
         key = (model, task)
         held = self._trials.get(key)
         if held is None:
-            self._trials[key] = _Trials([score], source, metric, category)
+            self._trials[key] = _Trials([(trial, score, source)], metric, category)
         else:
-            held.scores.append(score)
-            held.source = min(held.source, source)
+            held.calls.append((trial, score, source))
 
     def records(self) -> Iterator[EvalRun]:
+        """A record per (model, task), or per trial of it when it ran more than once (EvalRun's ``trial``:
+        the leaderboard averages them into one task, never several tasks)."""
         intern = sys.intern
         for (model, task), held in self._trials.items():
-            # fsum: the mean does not depend on the order the trials were read in.
-            mean = held.scores[0] if len(held.scores) == 1 else math.fsum(held.scores) / len(held.scores)
             self.metrics.add(held.metric)
-            yield EvalRun(
-                intern(model), task, intern(held.metric), mean, intern(held.category), 1.0, held.source
-            )  # fmt: skip
+            metric, category = intern(held.metric), intern(held.category)
+            if len(held.calls) == 1:
+                _, score, source = held.calls[0]
+                yield EvalRun(intern(model), task, metric, score, category, source=source)
+                continue
+            labels = [t for t, _, _ in held.calls]
+            if None in labels or len(set(labels)) != len(labels):
+                labels = list(range(1, len(held.calls) + 1))  # no (distinct) numbers of their own: in read order
+            for label, (_, score, source) in zip(labels, held.calls, strict=True):
+                yield EvalRun(intern(model), task, metric, score, category, trial=label, source=source)
 
     @property
     def averaged(self) -> int:
-        """Records that are the mean of more than one trial (epochs, repeats, train trials)."""
-        return sum(1 for held in self._trials.values() if len(held.scores) > 1)
+        """Tasks run more than once (epochs, repeats, train trials): the leaderboard averages each."""
+        return sum(1 for held in self._trials.values() if len(held.calls) > 1)
 
     @property
     def trials(self) -> int:
-        """Trials folded into those records."""
-        return sum(len(held.scores) for held in self._trials.values() if len(held.scores) > 1)
+        """The trials of those tasks."""
+        return sum(len(held.calls) for held in self._trials.values() if len(held.calls) > 1)
 
 
 def non_empty(value: object) -> str | None:

@@ -91,7 +91,7 @@ def read_per_instance(read: FileRead, text: str) -> None:
         merged[key] = (first_line, stat)
     if merged and metric not in names:
         raise Refused(f"no instance has the stat {metric!r}; set the input 'metric'", field="metric")
-    for (instance, perturbation, _trial), (line, stat) in merged.items():
+    for (instance, perturbation, trial), (line, stat) in merged.items():
         # A stat with count 0 has no mean: HELM computed nothing for it (NaN stats are dropped too).
         value = stat.get("mean") if stat is not None and stat.get("count") else None
         if value is None:
@@ -105,7 +105,7 @@ def read_per_instance(read: FileRead, text: str) -> None:
                 "metric",
             )
         task = f"{scenario}/{instance}" + (f"/{perturbation}" if perturbation else "")
-        read.add(model, task, metric, float(value), category, read.source(line))
+        read.add(model, task, metric, float(value), category, read.source(line), trial)
 
 
 def is_run_file(path: Path) -> bool:

@@ -115,7 +115,9 @@ def read_samples(read: FileRead, header: dict[str, Any], samples: Iterable[tuple
                 "metric",
                 where.file,
             )
-        read.add(model, f"{task}/{sample['id']}", str(scorer), score, task, where)
+        epoch = sample.get("epoch")
+        trial = epoch if isinstance(epoch, int) and not isinstance(epoch, bool) else None
+        read.add(model, f"{task}/{sample['id']}", str(scorer), score, task, where, trial)
     if read.options.metric and read.options.metric not in seen_scorers and seen_scorers:
         raise Refused(
             f"no sample has scorer {read.options.metric!r} (scorers here: {', '.join(sorted(seen_scorers))})",

@@ -209,7 +209,7 @@ def read_samples(read: FileRead, cache: dict[Path, Results]) -> Iterator[EvalRun
             if len(task_id) > limits.MAX_ID_LENGTH:
                 read.problem(too_long("task"), number, "task_id")
                 continue
-            yield EvalRun(model, task_id, metric, value, category, 1.0, Source(name, number))
+            yield EvalRun(model, task_id, metric, value, category, source=Source(name, number))
     if metric and not matched:
         raise Refused(
             f"no line has filter {chosen!r} (filters here: {', '.join(sorted(other_filters)) or 'none'}); "

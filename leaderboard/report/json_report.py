@@ -28,12 +28,18 @@ def _float(value: float) -> float | None:
 
 
 def report_dict(
-    board: Leaderboard, *, pairs: bool = True, baseline: Mapping[str, object] | None = None
+    board: Leaderboard,
+    *,
+    pairs: bool = True,
+    baseline: Mapping[str, object] | None = None,
+    composite: Mapping[str, object] | None = None,
 ) -> dict[str, object]:
     """The JSON report as a dict (schema: docs/report-schema.md); ``pairs=False`` leaves them out.
 
     ``baseline``: the comparison with a baseline (``report.comparison.comparison_dict``), written
-    under ``"baseline"`` after ``resolution``; no key without one.
+    under ``"baseline"`` after ``resolution``; no key without one. ``composite``: the ranking on a
+    configuration (:func:`leaderboard.report.composite.composite_dict`), written next, under
+    ``"composite"``; no key without one.
     """
     table = board.pairs
     adjacent, leader = board.resolution()
@@ -106,6 +112,8 @@ def report_dict(
     }
     if baseline is not None:
         report["baseline"] = dict(baseline)
+    if composite is not None:
+        report["composite"] = dict(composite)
     if pairs:
         report["pairs"] = [json.loads(line) for line in _pair_lines(board, 0, len(table))]
     return report
@@ -135,9 +143,20 @@ def _pair_lines(board: Leaderboard, start: int, stop: int) -> list[str]:
     ]
 
 
-def write_json(board: Leaderboard, handle: TextIO, *, baseline: Mapping[str, object] | None = None) -> None:
+def write_json(
+    board: Leaderboard,
+    handle: TextIO,
+    *,
+    baseline: Mapping[str, object] | None = None,
+    composite: Mapping[str, object] | None = None,
+) -> None:
     """Stream the JSON report to ``handle``: the head indented, then one line per pair."""
-    head = json.dumps(report_dict(board, pairs=False, baseline=baseline), indent=2, ensure_ascii=False, allow_nan=False)
+    head = json.dumps(
+        report_dict(board, pairs=False, baseline=baseline, composite=composite),
+        indent=2,
+        ensure_ascii=False,
+        allow_nan=False,
+    )
     handle.write(head[: head.rindex("}")].rstrip() + ',\n  "pairs": [')
     total = len(board.pairs)
     for start in range(0, total, _PAIRS_PER_WRITE):
@@ -146,8 +165,10 @@ def write_json(board: Leaderboard, handle: TextIO, *, baseline: Mapping[str, obj
     handle.write("\n  ]\n}\n" if total else "]\n}\n")
 
 
-def render_json(board: Leaderboard, *, baseline: Mapping[str, object] | None = None) -> str:
+def render_json(
+    board: Leaderboard, *, baseline: Mapping[str, object] | None = None, composite: Mapping[str, object] | None = None
+) -> str:
     """The JSON report: full precision, stable key order, no NaN (null instead)."""
     out = io.StringIO()
-    write_json(board, out, baseline=baseline)
+    write_json(board, out, baseline=baseline, composite=composite)
     return out.getvalue()

@@ -1,0 +1,520 @@
+"""The leaderboard's configuration: a YAML file read into a frozen :class:`Config`.
+
+Every mistake (an unknown key, a wrong type, a negative budget, a key written twice)
+is a :class:`~leaderboard.validation.Problem` naming the key and the file's line, all
+of them reported together; nothing is ranked on a half-read configuration. The node
+tree is walked rather than loaded into dicts because only nodes know their lines,
+and because a mapping's duplicate key, which ``yaml.safe_load`` keeps silently (the
+last one wins), must be an error. Anchors and aliases are refused: a configuration
+this small never needs them, and an alias bomb would expand exponentially.
+
+Checks that need the data (a weight on a metric no record has) are made by
+:func:`leaderboard.composite.rank`, which names the key's line from :attr:`Config.origins`.
+The schema is docs/leaderboard-config.schema.json.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from .limits import MAX_BOOTSTRAP_SAMPLES, MAX_ID_LENGTH
+from .numbers import parse_decimal
+from .validation import InvalidEvalRuns, Problem, shown
+
+Mode = Literal["identity", "minmax", "target", "budget"]
+Direction = Literal["higher", "lower"]
+MODES: tuple[Mode, ...] = ("identity", "minmax", "target", "budget")
+DIRECTIONS: tuple[Direction, ...] = ("higher", "lower")
+DEFAULT_PATH = ".github/leaderboard.yml"
+# Far above any real configuration; it keeps a planted file from costing memory or time.
+MAX_CONFIG_BYTES = 1024 * 1024
+
+# The named constraints and what each bounds; min_<x>/max_<x> for any other metric or category.
+NAMED_CONSTRAINTS = (
+    "min_accuracy",
+    "max_latency_p95_ms",
+    "max_cost_per_1k_calls_usd",
+    "max_error_rate",
+    "min_context_tokens",
+    "required_features",
+    "privacy_required",
+    "allow_unknown_card",
+)
+
+
+@dataclass(frozen=True)
+class Normalization:
+    """How one metric is brought to 0-1: ``target`` for mode target, ``budget`` for mode budget."""
+
+    mode: Mode
+    direction: Direction
+    target: float | None = None
+    budget: float | None = None
+
+
+@dataclass(frozen=True)
+class Card:
+    """What a model can do, as its provider states it (``None``: not stated)."""
+
+    context_tokens: int | None = None
+    features: tuple[str, ...] = ()
+    privacy: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Constraints:
+    """Hard limits: a model violating any is disqualified. ``bounds``: (min|max, metric, value)."""
+
+    min_accuracy: float | None = None
+    max_latency_p95_ms: float | None = None
+    max_cost_per_1k_calls_usd: float | None = None
+    max_error_rate: float | None = None
+    min_context_tokens: int | None = None
+    required_features: tuple[str, ...] = ()
+    privacy_required: tuple[str, ...] = ()
+    allow_unknown_card: bool = True
+    bounds: tuple[tuple[Literal["min", "max"], str, float], ...] = ()
+
+
+@dataclass(frozen=True)
+class StatisticsConfig:
+    """The ``statistics`` block; None where the file does not say (the inputs' defaults apply)."""
+
+    enabled: bool | None = None
+    resamples: int | None = None
+    confidence: float | None = None
+    seed: int | None = None
+
+
+@dataclass(frozen=True)
+class Config:
+    """A whole configuration. ``weights`` as written (empty: accuracy alone); ``origins`` maps each
+    dotted key (``metrics.weights.cost``) to the (file, line) it came from, for later messages."""
+
+    normalize: Mapping[str, Normalization] = field(default_factory=dict)
+    weights: Mapping[str, float] = field(default_factory=dict)
+    tie_breaker: str = "accuracy"
+    constraints: Constraints = field(default_factory=Constraints)
+    models: Mapping[str, Card] = field(default_factory=dict)
+    statistics: StatisticsConfig = field(default_factory=StatisticsConfig)
+    file: str | None = None
+    origins: Mapping[str, tuple[str | None, int | None]] = field(default_factory=dict)
+
+    def problem(self, key: str, message: str) -> Problem:
+        """A problem with the key ``key`` (dotted), at its line when known."""
+        file, line = self.origins.get(key, (self.file, None))
+        return Problem(message=message, file=file, line=line, field=key)
+
+    def as_dict(self) -> dict[str, object]:
+        """The configuration used, for the JSON report."""
+        c = self.constraints
+        constraints: dict[str, object] = {
+            name: getattr(c, name) for name in NAMED_CONSTRAINTS if getattr(c, name) not in (None, ())
+        }
+        constraints["allow_unknown_card"] = c.allow_unknown_card
+        constraints.update({f"{kind}_{metric}": value for kind, metric, value in c.bounds})
+        for name in ("required_features", "privacy_required"):
+            if name in constraints:
+                constraints[name] = list(getattr(c, name))
+        return {
+            "file": self.file,
+            "metrics": {
+                "normalize": {
+                    name: {k: v for k, v in vars(n).items() if v is not None} for name, n in self.normalize.items()
+                },
+                "weights": dict(self.weights),
+                "tie_breaker": self.tie_breaker,
+            },
+            "constraints": constraints,
+            "models": {
+                model: {
+                    "context_tokens": card.context_tokens,
+                    "features": list(card.features),
+                    "privacy": list(card.privacy),
+                }
+                for model, card in self.models.items()
+            },
+            "statistics": {k: v for k, v in vars(self.statistics).items() if v is not None},
+        }
+
+
+# --- reading ---------------------------------------------------------------------------------------
+
+_INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+_BOOL = "tag:yaml.org,2002:bool"
+_STR = "tag:yaml.org,2002:str"
+_NULL = "tag:yaml.org,2002:null"
+_WORDS = {_INT: "an integer", _FLOAT: "a number", _BOOL: "a boolean", _STR: "a string", _NULL: "null"}
+
+
+def _line(node: yaml.Node) -> int:
+    return int(node.start_mark.line) + 1
+
+
+class _Reader:
+    """Walks the node tree, collecting problems and each key's line."""
+
+    def __init__(self, file: str, loader: yaml.SafeLoader) -> None:
+        self.file = file
+        self.loader = loader
+        self.problems: list[Problem] = []
+        self.origins: dict[str, tuple[str | None, int | None]] = {}
+
+    def bad(self, key: str, node: yaml.Node, message: str) -> None:
+        self.problems.append(Problem(message=message, file=self.file, line=_line(node), field=key or None))
+
+    def describe(self, node: yaml.Node) -> str:
+        if isinstance(node, yaml.MappingNode):
+            return "a mapping"
+        if isinstance(node, yaml.SequenceNode):
+            return "a list"
+        word = _WORDS.get(node.tag, node.tag)
+        return f"{word} {shown(node.value, 40)}" if node.tag != _NULL else "null (nothing)"
+
+    def mapping(self, key: str, node: yaml.Node) -> dict[str, yaml.Node] | None:
+        """The mapping's entries by key (each key's line noted); None with a problem if not a mapping."""
+        if isinstance(node, yaml.ScalarNode) and node.tag == _NULL:
+            return {}  # "metrics:" with nothing under it: an empty section
+        if not isinstance(node, yaml.MappingNode):
+            self.bad(key, node, f"must be a mapping of keys to values, got {self.describe(node)}")
+            return None
+        out: dict[str, yaml.Node] = {}
+        first: dict[str, int] = {}
+        for key_node, value_node in node.value:
+            if not (isinstance(key_node, yaml.ScalarNode) and key_node.tag == _STR):
+                self.bad(key, key_node, f"keys must be strings, got {self.describe(key_node)}")
+                continue
+            name = key_node.value
+            dotted = f"{key}.{name}" if key else name
+            if name in out:
+                self.bad(
+                    dotted, key_node, f"is written twice (first at line {first[name]}); which one counts is ambiguous"
+                )
+                continue
+            out[name] = value_node
+            first[name] = _line(key_node)
+            self.origins[dotted] = (self.file, _line(key_node))
+        return out
+
+    def scalar(self, key: str, node: yaml.Node, tags: tuple[str, ...], what: str) -> Any:
+        """The scalar's value if its type is one of ``tags``, else None with a problem."""
+        if not (isinstance(node, yaml.ScalarNode) and node.tag in tags):
+            self.bad(key, node, f"must be {what}, got {self.describe(node)}")
+            return None
+        try:
+            return self.loader.construct_object(node)
+        except (yaml.YAMLError, ValueError, OverflowError) as exc:
+            self.bad(key, node, f"must be {what}, got {shown(node.value, 40)} ({exc})")
+            return None
+
+    def number(self, key: str, node: yaml.Node, valid: Callable[[float], bool], what: str) -> float | None:
+        value = self.scalar(key, node, (_INT, _FLOAT), what)
+        if value is None:
+            return None
+        try:
+            number = float(value)
+        except OverflowError:
+            number = math.inf
+        if not math.isfinite(number) or not valid(number):
+            self.bad(key, node, f"must be {what}, got {shown(node.value, 40)}")
+            return None
+        return number
+
+    def integer(self, key: str, node: yaml.Node, valid: Callable[[int], bool], what: str) -> int | None:
+        value = self.scalar(key, node, (_INT,), what)
+        if value is None:
+            return None
+        if not valid(value):
+            self.bad(key, node, f"must be {what}, got {shown(node.value, 40)}")
+            return None
+        return int(value)
+
+    def boolean(self, key: str, node: yaml.Node) -> bool | None:
+        value = self.scalar(key, node, (_BOOL,), "true or false")
+        return None if value is None else bool(value)
+
+    def name(self, key: str, node: yaml.Node, what: str = "a non-empty string") -> str | None:
+        value = self.scalar(key, node, (_STR,), what)
+        if value is None:
+            return None
+        if not value.strip() or value != value.strip() or len(value) > MAX_ID_LENGTH:
+            self.bad(key, node, f"must be {what} of at most {MAX_ID_LENGTH} characters, without surrounding spaces")
+            return None
+        return str(value)
+
+    def names(self, key: str, node: yaml.Node) -> tuple[str, ...] | None:
+        """A list of strings (a single string is a list of one)."""
+        if isinstance(node, yaml.ScalarNode) and node.tag == _STR:
+            one = self.name(key, node)
+            return None if one is None else (one,)
+        if not isinstance(node, yaml.SequenceNode):
+            self.bad(key, node, f"must be a list of strings, got {self.describe(node)}")
+            return None
+        out = [self.name(key, item) for item in node.value]
+        return None if any(v is None for v in out) else tuple(v for v in out if v is not None)
+
+    def unknown(self, key: str, entries: Mapping[str, yaml.Node], allowed: tuple[str, ...]) -> None:
+        for name in entries:
+            if name not in allowed:
+                dotted = f"{key}.{name}" if key else name
+                _, line = self.origins[dotted]
+                self.problems.append(
+                    Problem(
+                        message=f"unknown key {shown(name, 60)}; the keys here are {', '.join(allowed)}",
+                        file=self.file,
+                        line=line,
+                        field=dotted,
+                    )
+                )
+
+
+def _aliases(root: yaml.Node) -> yaml.Node | None:
+    """The first node reached twice (an alias), or None: each node is visited once."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            return node
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                stack.extend((k, v))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    return None
+
+
+def _normalize(r: _Reader, entries: Mapping[str, yaml.Node]) -> dict[str, Normalization]:
+    from .composite import default_normalization  # the defaults live with the metrics they describe
+
+    out: dict[str, Normalization] = {}
+    for metric, node in entries.items():
+        key = f"metrics.normalize.{metric}"
+        spec = r.mapping(key, node)
+        if spec is None:
+            continue
+        r.unknown(key, spec, ("mode", "direction", "target", "budget"))
+        default = default_normalization(metric)
+        mode: Mode | None = default.mode
+        if "mode" in spec:
+            mode = r.scalar(f"{key}.mode", spec["mode"], (_STR,), f"one of {', '.join(MODES)}")
+            if mode is not None and mode not in MODES:
+                r.bad(f"{key}.mode", spec["mode"], f"must be one of {', '.join(MODES)}, got {shown(mode)}")
+                mode = None
+        direction: Direction | None = default.direction
+        if "direction" in spec:
+            direction = r.scalar(f"{key}.direction", spec["direction"], (_STR,), "higher or lower")
+            if direction is not None and direction not in DIRECTIONS:
+                r.bad(f"{key}.direction", spec["direction"], f"must be higher or lower, got {shown(direction)}")
+                direction = None
+        values: dict[str, float | None] = {}
+        for name in ("target", "budget"):
+            if name in spec:
+                values[name] = r.number(f"{key}.{name}", spec[name], lambda v: v > 0, "a number > 0")
+                if mode is not None and mode != name:
+                    r.bad(f"{key}.{name}", spec[name], f"applies only to mode {name}, and the mode here is {mode}")
+            elif mode == name:
+                r.bad(key, node, f"mode {name} needs a {name}: the value that scores 1 (target) or 0 (budget)")
+        if mode == "budget" and direction == "higher":
+            r.bad(key, node, "mode budget is lower-is-better (1 at zero, 0 at or over budget): direction must be lower")
+        if mode is not None and direction is not None:
+            out[metric] = Normalization(mode, direction, values.get("target"), values.get("budget"))
+    return out
+
+
+def _weights(r: _Reader, entries: Mapping[str, yaml.Node], node: yaml.Node) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for metric, value_node in entries.items():
+        weight = r.number(f"metrics.weights.{metric}", value_node, lambda v: v >= 0, "a number >= 0")
+        if weight is not None:
+            out[metric] = weight
+    if entries and len(out) == len(entries) and sum(out.values()) <= 0:
+        r.bad("metrics.weights", node, "the weights add up to 0: give at least one metric a positive weight")
+    return out
+
+
+def _constraints(r: _Reader, entries: Mapping[str, yaml.Node]) -> Constraints:
+    values: dict[str, Any] = {}
+    bounds: list[tuple[Literal["min", "max"], str, float]] = []
+    fraction = ("a fraction from 0 to 1", lambda v: 0.0 <= v <= 1.0)
+    amount = ("a number >= 0", lambda v: v >= 0.0)
+    numeric: dict[str, tuple[str, Callable[[float], bool]]] = {
+        "min_accuracy": fraction,
+        "max_error_rate": fraction,
+        "max_latency_p95_ms": amount,
+        "max_cost_per_1k_calls_usd": amount,
+    }
+    for name, node in entries.items():
+        key = f"constraints.{name}"
+        if name in numeric:
+            what, valid = numeric[name]
+            values[name] = r.number(key, node, valid, what)
+        elif name == "min_context_tokens":
+            values[name] = r.integer(key, node, lambda v: v >= 0, "an integer >= 0")
+        elif name in ("required_features", "privacy_required"):
+            values[name] = r.names(key, node)
+        elif name == "allow_unknown_card":
+            values[name] = r.boolean(key, node)
+        elif name.startswith(("min_", "max_")) and len(name) > 4:
+            # Any custom metric or category; whether it exists is checked against the data.
+            value = r.number(key, node, lambda v: True, "a number")
+            if value is not None:
+                bounds.append(("min" if name.startswith("min_") else "max", name[4:], value))
+        else:
+            r.unknown("constraints", {name: node}, (*NAMED_CONSTRAINTS, "min_<metric>", "max_<metric>"))
+    kept = {k: v for k, v in values.items() if v is not None}
+    return Constraints(**kept, bounds=tuple(bounds))
+
+
+def _models(r: _Reader, entries: Mapping[str, yaml.Node]) -> dict[str, Card]:
+    out: dict[str, Card] = {}
+    for model, node in entries.items():
+        key = f"models.{model}"
+        spec = r.mapping(key, node)
+        if spec is None:
+            continue
+        r.unknown(key, spec, ("context_tokens", "features", "privacy"))
+        context = None
+        if "context_tokens" in spec:
+            context = r.integer(f"{key}.context_tokens", spec["context_tokens"], lambda v: v >= 0, "an integer >= 0")
+        features = r.names(f"{key}.features", spec["features"]) if "features" in spec else ()
+        privacy = r.names(f"{key}.privacy", spec["privacy"]) if "privacy" in spec else ()
+        out[model] = Card(context, features or (), privacy or ())
+    return out
+
+
+def _statistics(r: _Reader, entries: Mapping[str, yaml.Node]) -> StatisticsConfig:
+    r.unknown("statistics", entries, ("enabled", "resamples", "confidence", "seed"))
+    values: dict[str, Any] = {}
+    if "enabled" in entries:
+        values["enabled"] = r.boolean("statistics.enabled", entries["enabled"])
+    if "resamples" in entries:
+        values["resamples"] = r.integer(
+            "statistics.resamples", entries["resamples"], lambda v: 1 <= v <= MAX_BOOTSTRAP_SAMPLES,
+            f"an integer from 1 to {MAX_BOOTSTRAP_SAMPLES}",
+        )  # fmt: skip
+    if "confidence" in entries:
+        values["confidence"] = r.number(
+            "statistics.confidence", entries["confidence"], lambda v: 0 < v < 1, "a number between 0 and 1 (exclusive)"
+        )
+    if "seed" in entries:
+        values["seed"] = r.integer("statistics.seed", entries["seed"], lambda v: v >= 0, "an integer >= 0")
+    return StatisticsConfig(**{k: v for k, v in values.items() if v is not None})
+
+
+def parse_config(text: str, file: str) -> Config:
+    """The configuration ``text`` (named ``file`` in messages); raises InvalidEvalRuns with every problem."""
+    loader = yaml.SafeLoader(text)
+    try:
+        try:
+            root = loader.get_single_node()
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            line = int(mark.line) + 1 if mark is not None else None
+            problem = Problem(message=f"not valid YAML: {exc.problem or exc}", file=file, line=line)
+            raise InvalidEvalRuns([problem]) from None
+        except yaml.YAMLError as exc:
+            raise InvalidEvalRuns([Problem(message=f"not valid YAML: {exc}", file=file)]) from None
+        except RecursionError:
+            message = "not a configuration: nested hundreds of levels deep"
+            raise InvalidEvalRuns([Problem(message=message, file=file)]) from None
+        if root is None:
+            return Config(file=file)  # an empty file: every default
+        shared = _aliases(root)
+        if shared is not None:
+            raise InvalidEvalRuns(
+                [
+                    Problem(
+                        message="anchors and aliases (&, *) are not supported here: write each value out",
+                        file=file,
+                        line=_line(shared),
+                    )
+                ]
+            )
+        return _read(_Reader(file, loader), root, file)
+    finally:
+        loader.dispose()
+
+
+def _read(r: _Reader, root: yaml.Node, file: str) -> Config:
+    top = r.mapping("", root)
+    if top is None:
+        raise InvalidEvalRuns(r.problems)
+    r.unknown("", top, ("metrics", "constraints", "models", "statistics"))
+    normalize: dict[str, Normalization] = {}
+    weights: dict[str, float] = {}
+    tie_breaker = "accuracy"
+    if "metrics" in top and (metrics := r.mapping("metrics", top["metrics"])) is not None:
+        r.unknown("metrics", metrics, ("normalize", "weights", "tie_breaker"))
+        if "normalize" in metrics and (entries := r.mapping("metrics.normalize", metrics["normalize"])) is not None:
+            normalize = _normalize(r, entries)
+        if "weights" in metrics and (entries := r.mapping("metrics.weights", metrics["weights"])) is not None:
+            weights = _weights(r, entries, metrics["weights"])
+        if "tie_breaker" in metrics:
+            tie_breaker = r.name("metrics.tie_breaker", metrics["tie_breaker"], "a metric name") or tie_breaker
+    constraints = Constraints()
+    if "constraints" in top and (entries := r.mapping("constraints", top["constraints"])) is not None:
+        constraints = _constraints(r, entries)
+    models: dict[str, Card] = {}
+    if "models" in top and (entries := r.mapping("models", top["models"])) is not None:
+        models = _models(r, entries)
+    statistics = StatisticsConfig()
+    if "statistics" in top and (entries := r.mapping("statistics", top["statistics"])) is not None:
+        statistics = _statistics(r, entries)
+    if r.problems:
+        raise InvalidEvalRuns(r.problems)
+    return Config(normalize, weights, tie_breaker, constraints, models, statistics, file, r.origins)
+
+
+def read_config(path: str | os.PathLike[str], *, name: str | None = None) -> Config:
+    """Read the configuration file at ``path`` (named ``name`` in messages)."""
+    shown_name = name if name is not None else Path(path).as_posix()
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise InvalidEvalRuns([Problem(message=f"cannot read the configuration: {exc.strerror or exc}",
+                                       file=shown_name)]) from None  # fmt: skip
+    if len(data) > MAX_CONFIG_BYTES:
+        raise InvalidEvalRuns(
+            [Problem(message=f"the configuration is over {MAX_CONFIG_BYTES:,} bytes: refused", file=shown_name)]
+        )
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InvalidEvalRuns([Problem(message="not UTF-8 text", file=shown_name, line=line)]) from None
+    return parse_config(text, shown_name)
+
+
+def parse_weights(text: str) -> dict[str, float]:
+    """``accuracy=0.6,cost=0.4`` (the CLI's ``--weights``); raises ValueError saying what is wrong."""
+    out: dict[str, float] = {}
+    for item in (part.strip() for part in text.split(",")):
+        metric, sep, value = item.partition("=")
+        metric = metric.strip()
+        number = parse_decimal(value.strip()) if sep else None
+        if not metric or number is None or not math.isfinite(number) or number < 0:
+            raise ValueError(f"expected metric=weight pairs such as accuracy=0.6,cost=0.4 (weights >= 0), got {item!r}")
+        if metric in out:
+            raise ValueError(f"{metric!r} is weighted twice")
+        out[metric] = number
+    if sum(out.values()) <= 0:
+        raise ValueError("the weights add up to 0: give at least one metric a positive weight")
+    return out
+
+
+def with_weights(config: Config, weights: Mapping[str, float], origin: str = "--weights") -> Config:
+    """``config`` with its weights replaced (a what-if); problems with them name ``origin``."""
+    origins = {k: v for k, v in config.origins.items() if not k.startswith("metrics.weights.")}
+    origins.update({f"metrics.weights.{m}": (origin, None) for m in weights})
+    return replace(config, weights=dict(weights), origins=origins)

@@ -1,0 +1,61 @@
+"""From calls to scores: several trials of a task become one score, failed calls none.
+
+The leaderboard's statistics resample tasks (cases), the unit of generalisation: a
+task run three times is still one task. So the trials of a (model, task) are averaged
+*before* the matrix is built, and every interval, pair and test sees one value per
+(model, task). Resampling trials instead would answer "does the ranking hold if the same
+questions are asked again?" and report it as "does it hold on other tasks like these?",
+shrinking every interval by a factor the data does not support.
+
+A failed call (``error`` set) says nothing about how well the model answers: it counts
+toward the error rate (see :mod:`leaderboard.composite`) and is left out of accuracy.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import replace
+from operator import attrgetter
+
+from .records import EvalRun
+from .validation import validate_runs
+
+
+def _plain(runs: Sequence[EvalRun]) -> bool:
+    """Every record has no trial and no failure: one call, one score, as before issue 10.
+
+    Checked column by column (``map`` and ``set`` run in C): this is on every analysis' path.
+    """
+    if set(map(type, runs)) != {EvalRun}:
+        return False  # validate_runs names what is wrong
+    errors = list(map(attrgetter("error"), runs))
+    # Every one the bool False: an error of 0 equals False but is invalid, not "no error".
+    return set(map(attrgetter("trial"), runs)) <= {None} and set(map(type, errors)) <= {bool} and not any(errors)
+
+
+def collapse_trials(runs: Sequence[EvalRun]) -> Sequence[EvalRun]:
+    """One record per (model, task): the mean score of its completed trials.
+
+    Failed calls are dropped; a (model, task) whose every trial failed has no score (as if
+    not run). Input without trials or failures is returned as it is, the same object.
+    Raises :class:`~leaderboard.validation.InvalidEvalRuns` for invalid records, including
+    the same (model, task, trial) twice.
+    """
+    if _plain(runs):
+        return runs
+    validate_runs(runs)
+    groups: dict[tuple[str, str], list[EvalRun]] = {}
+    for run in runs:
+        if not run.failed and run.score is not None:
+            groups.setdefault((run.model_id, run.task_id), []).append(run)
+    out = []
+    for members in groups.values():
+        first = members[0]
+        if len(members) == 1 and first.trial is None:
+            out.append(first)
+            continue
+        # fsum: the mean does not depend on the order the trials were read in.
+        mean = math.fsum(r.score for r in members if r.score is not None) / len(members)
+        out.append(replace(first, score=mean, trial=None))
+    return out
