@@ -38,7 +38,7 @@ from ..report.comparison import (
     no_baseline_markdown,
     summary_section,
 )
-from ..report.composite import composite_dict, composite_section
+from ..report.composite import ACCURACY_HEADING, composite_dict, composite_section, composite_verdict
 from ..report.document import (
     SUMMARY_LIMIT,
     Commit,
@@ -202,6 +202,7 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
         run_url=settings.run_url,
         commit=commit,
         sections=sections.comment,
+        lead=sections.lead,
     ).text
     report, markdown = _write_files(settings, board, comment=body, commit=commit, sections=sections)
     outputs = {
@@ -214,7 +215,9 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
         "comment-id": "",
         "comment-url": "",
     }
-    summary = summary_markdown(board, title=settings.title, commit=commit, sections=sections.summary)
+    summary = summary_markdown(
+        board, title=settings.title, commit=commit, sections=sections.summary, lead=sections.lead
+    )
     where = "the job summary" if append_summary(settings.summary_path, summary.text) else outputs["markdown"]
     print(f"{board.n_models} models, {board.n_tasks} tasks, {board.n_runs} runs.")
     with commands_stopped(settings.on_runner):
@@ -294,7 +297,9 @@ def _write_files(
     directories = (OUTPUT_DIR, key_directory(settings.comment_key))
     files = {
         "report.json": render_json(board, baseline=sections.json, composite=sections.composite),
-        "leaderboard.md": full_markdown(board, title=settings.title, commit=commit, sections=sections.full),
+        "leaderboard.md": full_markdown(
+            board, title=settings.title, commit=commit, sections=sections.full, lead=sections.lead
+        ),
         "comment.md": comment,
     }
     write_inside(settings.workspace, directories, files)
@@ -455,18 +460,20 @@ class _Sections:
     full: tuple[str, ...] = ()
     json: dict[str, object] | None = None
     composite: dict[str, object] | None = None  # the JSON report's ``composite`` (issue 10)
+    lead: str | None = None  # the composite's first sentence, in place of the accuracy verdict
 
     def with_composite(self, result: CompositeBoard | None) -> _Sections:
         """These sections and, after them, the composite ranking (the same block in every document)."""
         if result is None:
             return self
-        section = composite_section(result)
+        section = (composite_section(result), ACCURACY_HEADING)
         return replace(
             self,
-            comment=(*self.comment, section),
-            summary=(*self.summary, section),
-            full=(*self.full, section),
+            comment=(*self.comment, *section),
+            summary=(*self.summary, *section),
+            full=(*self.full, *section),
             composite=composite_dict(result),
+            lead=composite_verdict(result),
         )
 
     @staticmethod
