@@ -16,7 +16,7 @@ from .limits import MAX_BOOTSTRAP_SAMPLES
 from .loading import load_runs
 from .numbers import parse_decimal, parse_integer
 from .report.comparison import comment_section, comparison_dict, full_section, gate_line
-from .report.composite import composite_dict, composite_section
+from .report.composite import ACCURACY_HEADING, composite_dict, composite_section, composite_verdict
 from .report.document import COMMENT_KEY, Commit, comment_body, render_report
 from .report.json_report import write_json
 from .report.markdown import md_text
@@ -208,18 +208,19 @@ def _run(args: argparse.Namespace) -> int:
     if comparison is not None:
         described = f"**Baseline:** {md_text(', '.join(args.baseline))} ({len(baseline or ()):,} records)."
     # The composite ranking after the comparison, as in the action's documents.
-    ranking = [composite_section(result)] if result is not None else []
+    ranking = [composite_section(result), ACCURACY_HEADING] if result is not None else []
+    lead = composite_verdict(result) if result is not None else None
     if args.comment is not None:
         sections = [comment_section(comparison, described, title=BASELINE_TITLE)] if comparison else []
-        note = comment_note(session.report())  # as the action puts it in the comment
-        sections += [md_text(note)] if note else []
+        note = comment_note(session.report())  # last, as the action puts it in the comment
         body = comment_body(
             board,
             key=args.comment_key,
             title=args.title or "Model leaderboard",
             run_url=None,
             commit=commit,
-            sections=[*sections, *ranking],
+            sections=[*sections, *ranking, *([md_text(note)] if note else [])],
+            lead=lead,
         )
         try:
             args.comment.write_text(body.text, encoding="utf-8")
@@ -228,7 +229,7 @@ def _run(args: argparse.Namespace) -> int:
             return 1
     # The comparison right under the verdict, as in the action's documents.
     sections = [full_section(comparison, described, title=BASELINE_TITLE)] if comparison else []
-    sys.stdout.write(render_report(board, title=args.title, commit=commit, sections=[*sections, *ranking]))
+    sys.stdout.write(render_report(board, title=args.title, commit=commit, sections=[*sections, *ranking], lead=lead))
     if comparison is not None and args.fail_on_regression and comparison.regressions:
         for m in comparison.regressions:
             print(f"regressed: {gate_line(m, board.alpha)}", file=sys.stderr)

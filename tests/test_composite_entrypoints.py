@@ -53,6 +53,15 @@ def test_the_cli_ranks_on_the_configuration_with_disqualified_models_and_the_too
     assert TOO_CLOSE in out and "Any gap between them here is coming from cost and speed." in out
 
 
+def test_with_a_composite_the_first_sentence_names_the_composite_winner_and_the_accuracy_table_is_headed() -> None:
+    out = cli(str(RUNS), "--config", str(CONFIG)).stdout
+    first = out.split("\n\n")[0]
+    assert first.startswith("**`sim_small` ranks first on the composite** (0.813), ahead of `sim_frontier` (0.574)")
+    assert "too close to call on accuracy" in first and first.endswith("3 models disqualified.")
+    order = [out.index(h) for h in ("### Composite ranking", "### Accuracy, every model", "| Rank | Model | Mean |")]
+    assert order == sorted(order)
+
+
 def test_the_cli_re_ranks_stored_results_under_other_weights() -> None:
     done = cli(str(RUNS), "--config", str(CONFIG), "--weights", "accuracy=1")
     assert done.returncode == 0, done.stderr

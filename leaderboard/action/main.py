@@ -39,7 +39,7 @@ from ..report.comparison import (
     no_baseline_markdown,
     summary_section,
 )
-from ..report.composite import composite_dict, composite_section
+from ..report.composite import ACCURACY_HEADING, composite_dict, composite_section, composite_verdict
 from ..report.document import (
     SUMMARY_LIMIT,
     Commit,
@@ -207,6 +207,7 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
         run_url=settings.run_url,
         commit=commit,
         sections=(*sections.comment, *read_section),
+        lead=sections.lead,
     ).text
     report, markdown = _write_files(settings, board, comment=body, commit=commit, sections=sections)
     outputs = {
@@ -219,7 +220,9 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
         "comment-id": "",
         "comment-url": "",
     }
-    summary = summary_markdown(board, title=settings.title, commit=commit, sections=sections.summary)
+    summary = summary_markdown(
+        board, title=settings.title, commit=commit, sections=sections.summary, lead=sections.lead
+    )
     where = "the job summary" if append_summary(settings.summary_path, summary.text) else outputs["markdown"]
     append_summary(settings.summary_path, f"\n{md_text(read_note)}")
     with commands_stopped(settings.on_runner):  # file names and model ids are data, not commands
@@ -302,7 +305,9 @@ def _write_files(
     directories = (OUTPUT_DIR, key_directory(settings.comment_key))
     files = {
         "report.json": render_json(board, baseline=sections.json, composite=sections.composite),
-        "leaderboard.md": full_markdown(board, title=settings.title, commit=commit, sections=sections.full),
+        "leaderboard.md": full_markdown(
+            board, title=settings.title, commit=commit, sections=sections.full, lead=sections.lead
+        ),
         "comment.md": comment,
     }
     write_inside(settings.workspace, directories, files)
@@ -463,18 +468,20 @@ class _Sections:
     full: tuple[str, ...] = ()
     json: dict[str, object] | None = None
     composite: dict[str, object] | None = None  # the JSON report's ``composite`` (issue 10)
+    lead: str | None = None  # the composite's first sentence, in place of the accuracy verdict
 
     def with_composite(self, result: CompositeBoard | None) -> _Sections:
         """These sections and, after them, the composite ranking (the same block in every document)."""
         if result is None:
             return self
-        section = composite_section(result)
+        section = (composite_section(result), ACCURACY_HEADING)
         return replace(
             self,
-            comment=(*self.comment, section),
-            summary=(*self.summary, section),
-            full=(*self.full, section),
+            comment=(*self.comment, *section),
+            summary=(*self.summary, *section),
+            full=(*self.full, *section),
             composite=composite_dict(result),
+            lead=composite_verdict(result),
         )
 
     @staticmethod

@@ -6,6 +6,7 @@ import math
 
 from ..composite import CompositeBoard, Ranked, format_value
 from ..config import Normalization
+from .formatting import labels
 from .markdown import DASH, md_code, md_text, truncate
 
 # Rows the section shows of each kind, and characters of an id outside the table: the section is
@@ -45,17 +46,46 @@ def _how(name: str, n: Normalization) -> str:
     return f"{shown} ({detail})"
 
 
+ACCURACY_HEADING = "### Accuracy, every model"
+
+
+def composite_verdict(result: CompositeBoard) -> str:
+    """The document's first sentence when a composite ranks the models: its winner, not accuracy's."""
+    out = len(result.disqualified)
+    disqualified = f" {out} model{'s' if out != 1 else ''} disqualified." if out else ""
+    if not result.ranked:
+        return f"**Every model is disqualified**: none meets the constraints (below).{disqualified}"
+    first = result.ranked[0]
+    score = f" ({first.composite:.3f})" if first.composite is not None else ""
+    text = f"**{md_code(first.model_id)} ranks first on the composite**{score}"
+    if len(result.ranked) > 1:
+        second = result.ranked[1]
+        other = f" ({second.composite:.3f})" if second.composite is not None else ""
+        text += f", ahead of {md_code(second.model_id)}{other}"
+    close = result.too_close
+    if close is not None and {close.model_a, close.model_b} == {first.model_id, result.ranked[1].model_id}:
+        needed = (
+            f"about {close.tasks_needed:,} tasks in total would separate them"
+            if close.tasks_needed
+            else ("the suite cannot say how many tasks would separate them")
+        )
+        text += f"; the two are too close to call on accuracy ({needed}), so the gap comes from the other metrics"
+    return text + "." + disqualified
+
+
 def composite_section(result: CompositeBoard) -> str:
     """The ranking by composite, the DISQUALIFIED models with every reason, warnings, the too-close sentence."""
     custom = list(result.custom_metrics[:MAX_CUSTOM_COLUMNS])
     header = ["Rank", "Model", "Composite", *(label for _, label in _COLUMNS), *(md_code(c) for c in custom)]
     lines = [_row(header), "|-----:|-------|----------:|" + "-----:|" * (len(_COLUMNS) + len(custom))]
 
+    label = labels([e.model_id for e in (*result.ranked, *result.disqualified)])
+
     def cells(entry: Ranked, rank: str, composite: str) -> list[str]:
         values = entry.metrics.values
         return [
             rank,
-            md_code(truncate(entry.model_id)),
+            md_code(label[entry.model_id]),
             composite,
             *(_cell(metric, values.get(metric)) for metric, _ in _COLUMNS),
             *(_cell(c, values.get(c)) for c in custom),
@@ -72,7 +102,7 @@ def composite_section(result: CompositeBoard) -> str:
         parts.append(result.too_close.sentence(md_code))
     if result.disqualified:
         reasons = [
-            f"- ✗ {md_code(truncate(entry.model_id, ID_WIDTH))}: {md_text('; '.join(entry.reasons))}"
+            f"- ✗ {md_code(label[entry.model_id])}: {md_text('; '.join(entry.reasons))}"
             for entry in result.disqualified[:MAX_ROWS]
         ]
         parts.append("\n".join(reasons))

@@ -523,9 +523,16 @@ def _title(key: str | None, title: str) -> list[str]:
     return head
 
 
-def _head(key: str | None, title: str, board: Leaderboard, commit: Commit | None, sections: Sequence[str]) -> list[str]:
+def _head(
+    key: str | None,
+    title: str,
+    board: Leaderboard,
+    commit: Commit | None,
+    sections: Sequence[str],
+    lead: str | None = None,
+) -> list[str]:
     head = _title(key, title)
-    head.append(verdict(board))
+    head.append(lead or verdict(board))
     if board.rows:
         head.append(info_line(board, commit))
     head.extend(sections)
@@ -544,12 +551,17 @@ def comment_body(
     run_url: str | None,
     sections: Sequence[str] = (),
     commit: Commit | None = None,
+    lead: str | None = None,
 ) -> Composed:
-    """The PR comment. ``sections`` (markdown blocks: the baseline comparison, the composite ranking)
-    come right under the verdict, before the leaderboard, and are never dropped for size."""
+    """The PR comment.
+
+    ``sections`` (markdown blocks: the baseline comparison, the composite ranking) come right
+    under the verdict, before the leaderboard, and are never dropped for size; ``lead``
+    replaces the verdict (a composite ranking's own first sentence).
+    """
     return compose(
         board,
-        head=_head(key, title, board, commit, sections),
+        head=_head(key, title, board, commit, sections, lead),
         tail=_run_link(run_url),
         limit=COMMENT_LIMIT,
         measure=comment_length,
@@ -561,12 +573,17 @@ def comment_body(
 
 
 def summary_markdown(
-    board: Leaderboard, *, title: str, sections: Sequence[str] = (), commit: Commit | None = None
+    board: Leaderboard,
+    *,
+    title: str,
+    sections: Sequence[str] = (),
+    commit: Commit | None = None,
+    lead: str | None = None,
 ) -> Composed:
     # Keep a little room for the lines the action itself appends to the summary.
     return compose(
         board,
-        head=_head(None, title, board, commit, sections),
+        head=_head(None, title, board, commit, sections, lead),
         limit=SUMMARY_LIMIT - 16_384,
         measure=summary_length,
         elsewhere=(
@@ -577,12 +594,17 @@ def summary_markdown(
 
 
 def full_markdown(
-    board: Leaderboard, *, title: str | None = None, sections: Sequence[str] = (), commit: Commit | None = None
+    board: Leaderboard,
+    *,
+    title: str | None = None,
+    sections: Sequence[str] = (),
+    commit: Commit | None = None,
+    lead: str | None = None,
 ) -> str:
     """Everything, for the markdown file and the CLI: no limit applies to a file."""
     return compose(
         board,
-        head=_head(None, title or "", board, commit, sections),
+        head=_head(None, title or "", board, commit, sections, lead),
         limit=2**62,
         measure=len,
         elsewhere=f"The JSON report has all {len(board.pairs):,} pairs.",
