@@ -595,13 +595,23 @@ def _pair_table(
         n = shared.sum(axis=1)
         raw = np.where(shared, scores[a] - scores[b], 0.0)
         # Near-equal scores are equal (the one tie rule): such a task is no difference at all.
-        sa, sb = scores[a], scores[b]
-        tol = np.maximum(TIE_REL_TOL * np.maximum(np.abs(sa), np.abs(sb)), TIE_ABS_TOL)
-        diffs = np.where(np.abs(raw) <= tol, 0.0, raw)
+        # Scores are on [0, 1], so the tolerance is at most 1e-9: only tiny differences need the test.
+        diffs = raw
+        tiny = np.flatnonzero((np.abs(raw) <= TIE_REL_TOL) & (raw != 0))
+        if tiny.size:
+            at_pair, at_task = np.unravel_index(tiny, raw.shape)
+            sa, sb = scores[a[at_pair], at_task], scores[b[at_pair], at_task]
+            tol = np.maximum(TIE_REL_TOL * np.maximum(np.abs(sa), np.abs(sb)), TIE_ABS_TOL)
+            diffs = raw.copy()
+            near = raw[at_pair, at_task]
+            diffs[at_pair, at_task] = np.where(np.abs(near) <= tol, 0.0, near)
         with np.errstate(invalid="ignore", divide="ignore"):
-            mean_raw = _row_sums(raw, shared) / n
-            centred = np.where(shared, diffs - (_row_sums(diffs, shared) / n)[:, None], 0.0)
-            sd = np.sqrt(_row_sums(centred * centred, shared) / (n - 1))
+            raw_sum = _row_sums(raw, shared)
+            mean_raw = raw_sum / n
+            mean_tied = (raw_sum if diffs is raw else _row_sums(diffs, shared)) / n
+            # The spread only sizes tasks_needed (a rounded-up estimate): numpy's own sum will do.
+            squares = np.einsum("ij,ij->i", diffs, diffs) - n * mean_tied * mean_tied
+            sd = np.sqrt(np.maximum(squares, 0.0) / (n - 1))
         p, method = sign_flip_test(diffs, engine.seed)
         some = n > 0
         cols["mean_diff"][start:stop] = np.where(some, mean_raw, np.nan)
