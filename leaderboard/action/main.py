@@ -45,12 +45,13 @@ from ..report.document import (
     Commit,
     comment_body,
     full_markdown,
+    log_text,
     problems_markdown,
     rejected_body,
     summary_markdown,
 )
 from ..report.json_report import render_json
-from ..report.markdown import leaderboard_table, md_text
+from ..report.markdown import md_text
 from ..statistics import Leaderboard
 from ..validation import InvalidEvalRuns, Problem
 from .baseline import Baseline, NoBaseline, describe, describe_markdown, resolve_baseline
@@ -229,7 +230,7 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
         print(read_note)
     print(f"{board.n_models} models, {board.n_tasks} tasks, {board.n_runs} runs.")
     with commands_stopped(settings.on_runner):
-        print(leaderboard_table(board.rows, board.alpha))
+        print(log_text(board, lead=sections.lead))
         if result is not None:  # model ids are data
             print(f"Top model on the composite: {result.top_model or '(none: every model is disqualified)'}")
             for entry in result.disqualified:

@@ -383,6 +383,14 @@ def notes(board: Leaderboard, *, extended: bool) -> list[str]:
 # --- assembly -----------------------------------------------------------------------------------
 
 
+def log_text(board: Leaderboard, *, lead: str | None = None) -> str:
+    """The verdict and the whole ranking, for the step's log: the comment's own words and numbers."""
+    if not board.rows:
+        return verdict(board)
+    pieces = _pieces(board)
+    return "\n\n".join([lead or verdict(board), "\n".join([pieces.row_head, *pieces.rows])])
+
+
 def _details(summary: str, body: str) -> str:
     return f"<details><summary>{summary}</summary>\n\n{body}\n\n</details>"
 
