@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE
+from conftest import EXAMPLE, ROOT
 from fakegithub import FakeGitHub, Fault
 from runner_env import TOKEN
 from test_action import Result, assert_no_secret, run_action
@@ -122,6 +122,26 @@ def test_the_run_at_the_merge_base_wins_over_newer_runs_and_expired_failed_and_f
     assert_storage_never_saw_the_token(fake_github)
     assert_no_secret(result)
     assert len(fake_github.thread()) == 1  # the comment's life goes on as before
+
+
+def test_a_harness_log_in_the_artifact_is_read_by_its_content(workspace: Path, fake_github: FakeGitHub) -> None:
+    log = (
+        ROOT
+        / "examples"
+        / "formats"
+        / "inspect_ai"
+        / "2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval"
+    )
+    shutil.copy(log, workspace / "results" / log.name)
+    fake_github.merge_bases[(BASE, HEAD)] = MERGE_BASE
+    archive = make_zip({f"logs/{log.name}": log.read_bytes()})  # an Inspect log: a zip in the zip
+    fake_github.add_run(MERGE_BASE, created_at=ago(1), artifacts={ARTIFACT: archive})
+
+    result = run_with_artifact(workspace, fake_github, runs=f"results/{log.name}")
+
+    assert result.code == 0, result.stdout
+    assert "Baseline: main @ a1b2c3d" in result.stdout and "no baseline" not in result.stdout.lower()
+    assert result.outputs["baseline-sha"] == MERGE_BASE
 
 
 def test_without_a_run_at_the_merge_base_the_newest_successful_run_serves_and_is_said_not_to_be_it(

@@ -40,6 +40,7 @@ from github import Github, GithubException
 
 from ..archive import UnsafeArchive, safe_extract
 from ..formats import ReadOptions, Session
+from ..formats.detect import detect
 from ..loading import FORMATS, load_runs
 from ..records import EvalRun
 from ..report.markdown import md_code, md_text
@@ -548,10 +549,11 @@ class _ArtifactLookup:
                     f"artifact `{artifact.name}` was refused: {exc}",
                     "upload the EvalRun files as plain files (actions/upload-artifact with a `path:` of the files)",
                 ) from exc
-            relative = [p.relative_to(unpacked).as_posix() for p in written if p.suffix.lower() in FORMATS]
+            # EvalRun files by name, a harness's own files (Inspect .eval, OpenAI evals .log) by content.
+            relative = [p.relative_to(unpacked).as_posix() for p in written if p.suffix.lower() in FORMATS or detect(p)]
             if not relative:
                 raise _Missing(
-                    f"artifact `{artifact.name}` holds no EvalRun file (.json, .jsonl, .csv)",
+                    f"artifact `{artifact.name}` holds no eval results (EvalRun .json, .jsonl, .csv or harness files)",
                     "upload the EvalRun files themselves with actions/upload-artifact",
                 )
             try:
