@@ -15,6 +15,8 @@ from __future__ import annotations
 import subprocess
 import sys
 import tempfile
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 import cmarkgfm
@@ -25,6 +27,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from leaderboard import EvalRun, analyse, load_runs  # noqa: E402
+from leaderboard.action.baseline import Baseline, describe_markdown  # noqa: E402
+from leaderboard.comparison import compare  # noqa: E402
+from leaderboard.config import read_config  # noqa: E402
+from leaderboard.engine import evaluate  # noqa: E402
+from leaderboard.report.comparison import comment_section  # noqa: E402
+from leaderboard.report.composite import ACCURACY_HEADING, composite_section, composite_verdict  # noqa: E402
 from leaderboard.report.document import Commit, comment_body  # noqa: E402
 
 CSS = """
@@ -117,6 +125,38 @@ def synthetic(models: int, tasks: int) -> list[EvalRun]:
     ]
 
 
+def with_baseline() -> str:
+    """The example against itself as the base branch's artifact, two models changed by the PR."""
+    base = load_runs([str(ROOT / "examples" / "mteb-eng-v2-sample.jsonl")])
+    moved = {"intfloat/e5-base-v2": -0.02, "BAAI/bge-large-en-v1.5": +0.025}
+    pr = [replace(r, score=min(1.0, max(0.0, r.score + moved.get(r.model_id, 0.0)))) for r in base]
+    board = analyse(pr)
+    comparison = compare(base, pr, b=board.b, alpha=board.alpha, seed=board.seed)
+    origin = Baseline(
+        runs=tuple(base), origin="artifact", branch="main", sha="9f8e7d6c5b4a39281706f5e4d3c2b1a098765432",
+        sha_url="https://github.com/org/repo/commit/9f8e7d6", run_id=118, run_url="https://github.com/org/repo/actions/runs/118",
+        created_at=datetime(2026, 11, 29, tzinfo=UTC), is_merge_base=True, age_days=1.0, artifact="eval-results",
+    )  # fmt: skip
+    section = comment_section(comparison, describe_markdown(origin))
+    return comment_body(
+        board, key="leaderboard", title="Model leaderboard", run_url="https://github.com/org/repo/actions/runs/1",
+        commit=Commit("3f2a9c1d5e7b8a6c4d2e0f1a3b5c7d9e1f2a4b6c", "https://github.com/org/repo/commit/3f2a9c1"),
+        sections=[section],
+    ).text  # fmt: skip
+
+
+def with_composite() -> str:
+    """The agent suite ranked by its configuration: the composite, DISQUALIFIED rows, the too-close sentence."""
+    suite = ROOT / "examples" / "agent-suite"
+    config = read_config(suite / "leaderboard.yml")
+    board, result = evaluate(load_runs([str(suite / "runs.jsonl")]), config)
+    assert result is not None
+    return comment_body(
+        board, key="leaderboard", title="Agent suite", run_url=None,
+        sections=[composite_section(result), ACCURACY_HEADING], lead=composite_verdict(result),
+    ).text  # fmt: skip
+
+
 def main() -> None:
     example = body_for(ROOT / "examples" / "mteb-eng-v2-sample.jsonl", "Model leaderboard")
     shoot(example, "comment.png", height=1400)
@@ -124,6 +164,8 @@ def main() -> None:
     swebench = ROOT.parent / "shared" / "realdata" / "swebench_verified.jsonl"
     if swebench.exists():
         shoot(body_for(swebench, "SWE-bench Verified"), "comment-swebench.png", height=1600)
+    shoot(with_baseline(), "comment-baseline.png", height=2200)
+    shoot(with_composite(), "comment-composite.png", height=2200)
     board = analyse(synthetic(60, 200))
     body = comment_body(board, key="leaderboard", title="Synthetic suite: 60 models", run_url=None).text
     shoot(body, "comment-60-models.png", height=1600)

@@ -544,6 +544,8 @@ def _head(
     if board.rows:
         head.append(info_line(board, commit))
     head.extend(sections)
+    if sections and board.rows and not sections[-1].startswith("### "):
+        head.append("### Leaderboard")  # so the table is not read as the last section's
     return head
 
 
