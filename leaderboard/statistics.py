@@ -15,6 +15,7 @@ from typing import Any, Literal, overload
 import numpy as np
 from numpy.typing import NDArray
 
+from .limits import MAX_ID_LENGTH
 from .records import EvalRun, LeaderboardRow, PairwiseDiff
 from .resampling import (
     EXACT_LIMIT,
@@ -124,11 +125,12 @@ def _column(runs: Sequence[EvalRun], name: str) -> list[Any]:
 
 
 def _valid_strings(column: list[Any]) -> set[str] | None:
-    """The distinct values, if every one is a non-empty string."""
+    """The distinct values, if every one is a non-empty string of at most MAX_ID_LENGTH with no
+    surrounding whitespace (the loader's rules, so records built in code meet them too)."""
     if not set(map(type, column)) <= {str}:
         return None
     distinct: set[str] = set(column)
-    return distinct if all(v.strip() for v in distinct) else None
+    return distinct if all(v.strip() == v and 0 < len(v) <= MAX_ID_LENGTH for v in distinct) else None
 
 
 def _valid_numbers(column: list[Any]) -> NDArray[np.float64] | None:

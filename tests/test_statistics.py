@@ -403,3 +403,10 @@ def test_poisson_rows_rebuilt_per_block_give_the_same_numbers_as_rows_kept(monke
     kept = analyse(runs, b=400)
     monkeypatch.setattr(engine, "_KEEP_ELEMENTS", 0)
     assert analyse(runs, b=400) == kept
+
+
+def test_records_built_in_code_meet_the_loaders_id_rules() -> None:
+    with pytest.raises(InvalidEvalRuns, match="leading or trailing whitespace"):
+        analyse([run("gpt-4 ", "t", 0.5)])
+    with pytest.raises(InvalidEvalRuns, match="at most 512"):
+        analyse([run("m" * 513, "t", 0.5)])
