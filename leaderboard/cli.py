@@ -20,7 +20,7 @@ from .report.composite import ACCURACY_HEADING, composite_dict, composite_sectio
 from .report.document import COMMENT_KEY, Commit, comment_body, render_report
 from .report.json_report import write_json
 from .report.markdown import md_text
-from .statistics import CORRECTIONS, RANK_BY, min_resamples
+from .statistics import CORRECTIONS, RANK_BY, min_resamples, resample_advice
 from .validation import InvalidEvalRuns
 
 BASELINE_TITLE = "Compared with the baseline"
@@ -143,10 +143,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     b = args.b if args.b is not None else DEFAULT_RESAMPLES
     alpha = args.alpha if args.alpha is not None else DEFAULT_ALPHA
     if args.config is None and b < min_resamples(alpha):
-        cli.error(
-            f"--b must be at least {min_resamples(alpha)} at --alpha {alpha:g} "
-            f"(20 / alpha: 10 resamples beyond each end of the interval), got {b}"
-        )
+        cli.error(f"{resample_advice(alpha, '--b', '--alpha')}, got {b}")
     try:
         return _run(args)
     except Exception as exc:  # the last line of defence: one line, never a traceback

@@ -302,15 +302,24 @@ def _identity_problems(config: Config, metric: str, values: Mapping[str, float |
     ]
 
 
-def format_value(metric: str, value: float) -> str:
-    """A raw metric value in its unit, for reasons and tables."""
+def format_value(metric: str, value: float, extra: int = 0) -> str:
+    """A raw metric value in its unit, for reasons and tables (``extra`` decimals more)."""
     if metric in ("accuracy", "error_rate"):
-        return f"{value * 100:.1f}%"
+        return f"{value * 100:.{1 + extra}f}%"
     if metric == "cost":
-        return f"${value:,.2f}"
+        return f"${value:,.{2 + extra}f}"
     if metric in ("latency", "latency_p50"):
-        return f"{value:,.0f} ms"
-    return f"{value:.3g}"
+        return f"{value:,.{extra}f} ms"
+    return f"{value:.{3 + extra}g}"
+
+
+def _apart(metric: str, value: float, limit: float) -> tuple[str, str]:
+    """The value and the limit it breaks, with decimals enough that they do not print alike."""
+    for extra in range(8):
+        shown = format_value(metric, value, extra), format_value(metric, limit, extra)
+        if shown[0] != shown[1]:
+            return shown
+    return shown
 
 
 _LABELS = {
@@ -345,9 +354,11 @@ def _bound(metric: str, kind: str, limit: float, m: ModelMetrics) -> str | None:
     if value is None:
         return _unknown_reason(metric, m)
     if kind == "min" and value < limit:
-        return f"{_label(metric)} {format_value(metric, value)} below the required {format_value(metric, limit)}"
+        shown, required = _apart(metric, value, limit)
+        return f"{_label(metric)} {shown} below the required {required}"
     if kind == "max" and value > limit:
-        return f"{_label(metric)} {format_value(metric, value)} above the limit {format_value(metric, limit)}"
+        shown, allowed = _apart(metric, value, limit)
+        return f"{_label(metric)} {shown} above the limit {allowed}"
     return None
 
 

@@ -15,7 +15,7 @@ from typing import Any, Literal, overload
 import numpy as np
 from numpy.typing import NDArray
 
-from .limits import MAX_ID_LENGTH
+from .limits import MAX_BOOTSTRAP_SAMPLES, MAX_ID_LENGTH
 from .records import EvalRun, LeaderboardRow, PairwiseDiff
 from .resampling import (
     EXACT_LIMIT,
@@ -49,6 +49,20 @@ RESAMPLES_PER_TAIL = 10
 def min_resamples(alpha: float) -> int:
     """The fewest bootstrap resamples whose percentile interval at ``alpha`` is worth printing."""
     return math.ceil(2 * RESAMPLES_PER_TAIL / alpha - 1e-9)
+
+
+def resample_advice(alpha: float, name: str, alpha_name: str = "alpha") -> str:
+    """Why ``name`` is too small at ``alpha``, with a bound the user can actually meet."""
+    floor = min_resamples(alpha)
+    if floor > MAX_BOOTSTRAP_SAMPLES:
+        return (
+            f"{alpha_name} {alpha:g} is too small: its interval ends need 20 / alpha resamples, more than the "
+            f"{MAX_BOOTSTRAP_SAMPLES:,} allowed; use {alpha_name} >= {2 * RESAMPLES_PER_TAIL / MAX_BOOTSTRAP_SAMPLES:g}"
+        )
+    return (
+        f"{name} must be at least {floor:,} at {alpha_name} {alpha:g} (20 / alpha: {RESAMPLES_PER_TAIL} resamples "
+        f"beyond each end of the {(1 - alpha) * 100:.6g}% interval)"
+    )
 
 
 def check_resamples(b: int, alpha: float, *, name: str) -> None:
@@ -130,7 +144,17 @@ def _valid_strings(column: list[Any]) -> set[str] | None:
     if not set(map(type, column)) <= {str}:
         return None
     distinct: set[str] = set(column)
-    return distinct if all(v.strip() == v and 0 < len(v) <= MAX_ID_LENGTH for v in distinct) else None
+    ok = all(v.strip() == v and 0 < len(v) <= MAX_ID_LENGTH and (v.isascii() or _encodable(v)) for v in distinct)
+    return distinct if ok else None
+
+
+def _encodable(text: str) -> bool:
+    """False for a lone surrogate (JSON's "\\ud800"), which no report file could hold."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _valid_numbers(column: list[Any]) -> NDArray[np.float64] | None:

@@ -10,6 +10,9 @@ from typing import Any
 from .limits import MAX_ID_LENGTH
 from .records import EvalRun, Source
 
+# The largest cost, latency or custom metric a call may report: means and per-1k costs stay finite.
+MAX_AMOUNT = 1e12
+
 REQUIRED_FIELDS = ("model_id", "task_id", "metric_name", "score")
 OPTIONAL_FIELDS = ("category", "weight")
 FIELDS = REQUIRED_FIELDS + OPTIONAL_FIELDS
@@ -96,7 +99,17 @@ def shown(value: object, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def _unencodable(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate ("\\ud800" in JSON): no text file can hold it
+        return True
+    return False
+
+
 def _string_problem(name: str, value: str) -> str | None:
+    if _unencodable(value):
+        return f"{shown(value)} is not valid Unicode (a lone surrogate escape such as \\ud800)"
     if len(value) > MAX_ID_LENGTH:
         return f"is {len(value):,} characters long; at most {MAX_ID_LENGTH} are allowed (starts {shown(value[:40])})"
     if not value.strip():
@@ -161,10 +174,15 @@ def _amount_problem(value: object) -> str | None:
         return f"must be a number, got {type(value).__name__} {shown(value)}"
     if number is None or not math.isfinite(number) or number < 0:
         return f"must be a finite number >= 0, got {shown(value)}"
+    if number > MAX_AMOUNT:
+        # A mean or a per-1k cost of such values overflows to infinity, which no report can hold.
+        return f"must be at most {MAX_AMOUNT:g}, got {shown(value)}"
     return None
 
 
 def _name_problem(value: str) -> str | None:
+    if _unencodable(value):
+        return f"{shown(value)} is not valid Unicode (a lone surrogate escape such as \\ud800)"
     if len(value) > MAX_ID_LENGTH:
         return f"is {len(value):,} characters long; at most {MAX_ID_LENGTH} are allowed (starts {shown(value[:40])})"
     if not value.strip() or value != value.strip():
@@ -200,7 +218,10 @@ def _call_problems(record: Mapping[str, object], where: Mapping[str, Any]) -> li
                 elif key in BUILTIN_METRICS:
                     bad("metrics", f"{shown(key)} is a metric the leaderboard computes itself; name yours otherwise")
                 elif _amount_problem(abs(value) if _is_number(value) else value) is not None:
-                    bad("metrics", f"{shown(key)} must be a finite number, got {shown(value)}")
+                    bad(
+                        "metrics",
+                        f"{shown(key)} must be a finite number of magnitude at most {MAX_AMOUNT:g}, got {shown(value)}",
+                    )
     trial = record.get("trial")
     if trial is not None:
         if isinstance(trial, bool) or not isinstance(trial, (int, str)):

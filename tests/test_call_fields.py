@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from leaderboard import EvalRun, InvalidEvalRuns, load_runs, validate_runs
+from leaderboard import EvalRun, InvalidEvalRuns, analyse, load_runs, validate_runs
 
 RECORD = {"model_id": "m", "task_id": "t1", "metric_name": "acc", "score": 0.5}
 
@@ -59,7 +59,12 @@ def test_null_means_absent_for_the_optional_call_fields(tmp_path: Path) -> None:
         ("error", 3, 'must be true, false or a short reason such as "timeout", got 3'),
         ("error", " ", "' ' must be non-empty, without leading or trailing whitespace"),
         ("metrics", [0.8], 'must be an object of numbers such as {"citation_rate": 0.8}, got [0.8]'),
-        ("metrics", {"citation_rate": "high"}, "'citation_rate' must be a finite number, got 'high'"),
+        ("cost_usd", 1e306, "must be at most 1e+12, got 1e+306"),
+        (
+            "metrics",
+            {"citation_rate": "high"},
+            "'citation_rate' must be a finite number of magnitude at most 1e+12, got 'high'",
+        ),
         ("metrics", {"cost": 1.0}, "'cost' is a metric the leaderboard computes itself; name yours otherwise"),
         ("trial", 1.5, "must be an integer or a string, got float 1.5"),
     ],
@@ -99,3 +104,11 @@ def test_records_built_in_code_are_checked_alike() -> None:
         validate_runs([EvalRun("m", "t", "acc", 0.5, cost_usd=-1.0)])
     with pytest.raises(InvalidEvalRuns, match="score: must be a number"):
         validate_runs([EvalRun("m", "t", "acc", None)])
+
+
+def test_an_id_with_a_lone_surrogate_is_a_problem_at_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"model_id": "a\\ud800", "task_id": "t", "metric_name": "acc", "score": 1}\n')
+    with pytest.raises(InvalidEvalRuns, match="not valid Unicode") as caught:
+        analyse(load_runs([str(path)]))
+    assert caught.value.problems[0].line == 1

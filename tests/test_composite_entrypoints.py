@@ -190,3 +190,18 @@ def test_a_baseline_with_trials_and_failed_calls_is_compared_per_task_beside_the
     report = json.loads(out.read_text())
     assert report["baseline"]["counts"]["unchanged"] == 5 and report["composite"]["top_model"] == "sim_small"
     assert list(report)[-4:] == ["resolution", "baseline", "composite", "pairs"]
+
+
+def test_with_accuracy_alone_weighted_a_close_top_two_is_not_blamed_on_other_metrics(tmp_path: Path) -> None:
+    config = tmp_path / "accuracy.yml"
+    config.write_text("constraints: {min_accuracy: 0.1}\n")
+    first = cli(str(RUNS), "--config", str(config)).stdout.split("\n\n")[0]
+    assert "too close to call" in first and "their order here is not established" in first
+    assert "other metrics" not in first
+
+
+def test_a_broken_constraint_never_prints_the_value_and_the_limit_alike(tmp_path: Path) -> None:
+    config = tmp_path / "tight.yml"
+    config.write_text("constraints: {min_accuracy: 0.7778}\n")
+    out = cli(str(RUNS), "--config", str(config)).stdout
+    assert "✗ `sim_small`: accuracy 77\\.778% below the required 77\\.780%" in out

@@ -220,3 +220,24 @@ def test_five_hundred_models_with_long_ids_and_forty_categories_fit_one_comment(
     assert composed.text.split("\n\n")[2].startswith(("**", "`"))  # the verdict
     assert composed.shown_models >= 10 and composed.leader_pairs == 499
     assert "Not shown here" in composed.text
+
+
+# --- found in review ------------------------------------------------------------------------------
+
+
+def test_a_pipe_in_an_id_shows_as_a_pipe_in_running_text_and_in_tables() -> None:
+    board = analyse([run("a|b", f"t{i}", 0.9) for i in range(3)] + [run("c", f"t{i}", 0.1) for i in range(3)])
+    html = gfm(full_markdown(board, title="t"))
+    assert "a\\|b" not in html and html.count("<code>a|b</code>") >= 3
+
+
+def test_ids_that_differ_only_in_invisible_or_other_space_characters_never_look_alike() -> None:
+    body = full_markdown(analyse([run("tab\there", "t", 0.5), run("tab here", "t", 0.4)]), title="t")
+    assert "`tab\\x09here`" in body and "`tab here`" in body
+
+
+def test_a_leader_behind_the_second_on_their_shared_tasks_is_not_said_to_lead_by_a_negative_gap() -> None:
+    runs = [run("A", f"t{i}", 0.5 if i < 3 else 1.0) for i in range(6)] + [run("B", f"t{i}", 0.6) for i in range(3)]
+    text = verdict(analyse(runs))
+    assert "leads" not in text and "`A` is behind `B` on the tasks both ran: −0.100" in text
+    assert "they share 3" in text or "too few shared tasks" in text

@@ -27,7 +27,7 @@ from leaderboard.significance import (
     sign_flip_test,
     tasks_needed,
 )
-from leaderboard.statistics import min_resamples
+from leaderboard.statistics import min_resamples, resample_advice
 
 
 def run(model: str, task: str, score: float, category: str = "general") -> EvalRun:
@@ -278,7 +278,12 @@ def test_the_cli_refuses_too_few_resamples(tmp_path: object, capsys: pytest.Capt
     with pytest.raises(SystemExit) as stop:
         cli_main(["x.jsonl", "--b", "50", "--alpha", "0.001"])
     assert stop.value.code == 2
-    assert "--b must be at least 20000 at --alpha 0.001" in capsys.readouterr().err
+    assert "--b must be at least 20,000 at --alpha 0.001" in capsys.readouterr().err
+
+
+def test_an_alpha_too_small_for_any_allowed_resample_count_says_so() -> None:
+    advice = resample_advice(1e-300, "--b", "--alpha")
+    assert advice.startswith("--alpha 1e-300 is too small") and "use --alpha >= 0.0002" in advice and len(advice) < 200
 
 
 def test_a_ci_from_one_task_or_equal_scores_is_marked_not_informative() -> None:

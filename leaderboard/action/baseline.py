@@ -249,15 +249,19 @@ def describe_markdown(baseline: Baseline | NoBaseline) -> str:
         return f"**No baseline:** {md_text(baseline.reason)}.\n\n**Fix:** {md_text(baseline.fix)}."
     if baseline.origin == "files":
         return md_text(describe(baseline))
-    sha = md_code(baseline.short_sha or "?")
-    parts = [f"**Baseline:** {md_code(baseline.branch or '?')} @ [{sha}]({baseline.sha_url})" if baseline.sha_url
-             else f"**Baseline:** {md_code(baseline.branch or '?')} @ {sha}"]  # fmt: skip
+    sha = md_code(baseline.short_sha or "?", table=False)
+    branch = md_code(baseline.branch or "?", table=False)
+    parts = [f"**Baseline:** {branch} @ [{sha}]({baseline.sha_url})" if baseline.sha_url
+             else f"**Baseline:** {branch} @ {sha}"]  # fmt: skip
     if baseline.run_id is not None:
         run = f"run {baseline.run_id}"
         parts.append(f"[{run}]({baseline.run_url})" if baseline.run_url else run)
     if baseline.age_days is not None:
         parts.append(age_text(baseline.age_days))
-    text = ", ".join(parts) + f" (artifact {md_code(baseline.artifact or '?')}, {len(baseline.runs)} records)."
+    text = (
+        ", ".join(parts)
+        + f" (artifact {md_code(baseline.artifact or '?', table=False)}, {len(baseline.runs)} records)."
+    )
     for note in baseline.notes:
         text += f"\n- ⚠️ {md_text(note[0].upper() + note[1:])}."
     return text

@@ -11,7 +11,7 @@ from ..formats import FORMAT_NAMES, ReadOptions
 from ..limits import MAX_BOOTSTRAP_SAMPLES
 from ..numbers import parse_decimal, parse_integer
 from ..report.document import COMMENT_KEY
-from ..statistics import CORRECTIONS, RANK_BY, Correction, RankBy, min_resamples
+from ..statistics import CORRECTIONS, RANK_BY, Correction, RankBy, min_resamples, resample_advice
 
 # Defaults for inputs the runner did not pass (a local run); action.yml declares the same
 # (tests/test_settings.py holds the two together).
@@ -178,10 +178,8 @@ def parse_settings(environ: Mapping[str, str]) -> Settings:
         problems.append(f"input 'rank-by' must be one of {', '.join(RANK_BY)}, got {rank_by!r}")
 
     if alpha is not None and samples is not None and samples < min_resamples(alpha):
-        problems.append(
-            f"input 'bootstrap-samples' must be at least {min_resamples(alpha)} at alpha {alpha:g} (20 / alpha: "
-            f"10 resamples beyond each end of the interval), got {samples}"
-        )
+        advice = resample_advice(alpha, "input 'bootstrap-samples'", "input 'alpha'")
+        problems.append(f"{advice}, got {samples}")
 
     correction = _input(environ, "pairwise-correction")
     if correction not in CORRECTIONS:

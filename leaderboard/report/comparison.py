@@ -170,7 +170,7 @@ def table(changes: Sequence[ModelChange], comparison: Comparison) -> str:
 
 def _ids_line(what: str, label: str, ids: Sequence[str]) -> str:
     named = labels(ids[:LISTED_IDS])
-    shown = ", ".join(md_code(named[i]) for i in ids[:LISTED_IDS])
+    shown = ", ".join(md_code(named[i], table=False) for i in ids[:LISTED_IDS])
     more = f" and {_count(len(ids) - LISTED_IDS)} more" if len(ids) > LISTED_IDS else ""
     return f"- {_plural(len(ids), what)} {label}: {shown}{more}."
 

@@ -9,6 +9,11 @@ from ..config import Normalization
 from .formatting import labels
 from .markdown import DASH, md_code, md_text, truncate
 
+
+def _inline(text: str) -> str:
+    return md_code(text, table=False)
+
+
 # Rows the section shows of each kind, and characters of an id outside the table: the section is
 # never dropped for size, so it bounds itself (about 20,000 characters at most, a third of a comment).
 MAX_ROWS = 50
@@ -42,7 +47,7 @@ def _how(name: str, n: Normalization) -> str:
     if n.mode != "budget":
         detail += f", {n.direction} is better"
     # Built-in names are our words; any other is a custom metric or category from the data.
-    shown = md_text(label) if name in _BUILTIN else md_code(label)
+    shown = md_text(label) if name in _BUILTIN else _inline(label)
     return f"{shown} ({detail})"
 
 
@@ -57,11 +62,11 @@ def composite_verdict(result: CompositeBoard) -> str:
         return f"**Every model is disqualified**: none meets the constraints (below).{disqualified}"
     first = result.ranked[0]
     score = f" ({first.composite:.3f})" if first.composite is not None else ""
-    text = f"**{md_code(first.model_id)} ranks first on the composite**{score}"
+    text = f"**{_inline(first.model_id)} ranks first on the composite**{score}"
     if len(result.ranked) > 1:
         second = result.ranked[1]
         other = f" ({second.composite:.3f})" if second.composite is not None else ""
-        text += f", ahead of {md_code(second.model_id)}{other}"
+        text += f", ahead of {_inline(second.model_id)}{other}"
     close = result.too_close
     if close is not None and {close.model_a, close.model_b} == {first.model_id, result.ranked[1].model_id}:
         needed = (
@@ -69,7 +74,10 @@ def composite_verdict(result: CompositeBoard) -> str:
             if close.tasks_needed
             else ("the suite cannot say how many tasks would separate them")
         )
-        text += f"; the two are too close to call on accuracy ({needed}), so the gap comes from the other metrics"
+        if close.differing:
+            text += f"; the two are too close to call on accuracy ({needed}), so the gap comes from the other metrics"
+        else:
+            text += f"; the two are too close to call ({needed}): their order here is not established"
     return text + "." + disqualified
 
 
@@ -99,10 +107,10 @@ def composite_section(result: CompositeBoard) -> str:
         lines.append(_row(cells(entry, DASH, "DISQUALIFIED")))
     parts = ["### Composite ranking\n\n" + "\n".join(lines)]
     if result.too_close is not None:
-        parts.append(result.too_close.sentence(md_code))
+        parts.append(result.too_close.sentence(_inline))
     if result.disqualified:
         reasons = [
-            f"- ✗ {md_code(label[entry.model_id])}: {md_text('; '.join(entry.reasons))}"
+            f"- ✗ {_inline(label[entry.model_id])}: {md_text('; '.join(entry.reasons))}"
             for entry in result.disqualified[:MAX_ROWS]
         ]
         parts.append("\n".join(reasons))
@@ -110,10 +118,10 @@ def composite_section(result: CompositeBoard) -> str:
     if hidden:
         parts.append(f"{hidden} more models are in the JSON report (`composite`).")
     for unknown in result.unknown:
-        models = ", ".join(md_code(truncate(m, ID_WIDTH)) for m in unknown.models[:20]) + (
+        models = ", ".join(_inline(truncate(m, ID_WIDTH)) for m in unknown.models[:20]) + (
             " …" if len(unknown.models) > 20 else ""
         )
-        what = "Cost per 1k calls" if unknown.metric == "cost" else md_code(unknown.metric)
+        what = "Cost per 1k calls" if unknown.metric == "cost" else _inline(unknown.metric)
         parts.append(
             f"> [!WARNING]\n> {what} is weighted, but it is unknown for {models}: it counts as 0 (the worst) for "
             f"{'them' if len(unknown.models) > 1 else 'it'}. To fix, {unknown.fix}."
@@ -124,7 +132,7 @@ def composite_section(result: CompositeBoard) -> str:
         f"{w:.2f} × {_how(name, result.normalization[name])}" for name, w in result.weights.items() if w > 0
     )
     parts.append(
-        f"<sub>Composite = {weights}; ties broken by {md_code(result.tie_breaker)}. Cost is the mean over completed "
+        f"<sub>Composite = {weights}; ties broken by {_inline(result.tie_breaker)}. Cost is the mean over completed "
         "calls ×1000 and unknown if any completed call is unpriced; failed calls count only in the error rate. "
         "A disqualified model is not ranked.</sub>"
     )

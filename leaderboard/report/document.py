@@ -108,6 +108,11 @@ class Composed:
 # --- the pieces ---------------------------------------------------------------------------------
 
 
+def _inline(text: str) -> str:
+    """An id in running text (outside a table)."""
+    return md_code(text, table=False)
+
+
 def _oriented(pair: PairwiseDiff, first: str) -> tuple[float, float, float]:
     """The pair's difference, CI ends, as ``first`` minus the other model."""
     if pair.model_a == first:
@@ -116,7 +121,7 @@ def _oriented(pair: PairwiseDiff, first: str) -> tuple[float, float, float]:
 
 
 def _names(ids: Sequence[str]) -> str:
-    shown = [md_code(i) for i in ids]
+    shown = [_inline(i) for i in ids]
     return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
 
 
@@ -127,31 +132,36 @@ def verdict(board: Leaderboard) -> str:
         return "_No eval runs: nothing to rank._"
     first = rows[0].model_id
     if len(rows) == 1:
-        return f"{md_code(first)} is the only model: there is nothing to compare it with."
+        return f"{_inline(first)} is the only model: there is nothing to compare it with."
     if not board.pairs_computed:
-        return f"{md_code(first)} ranks first; pairwise comparisons were not computed."
+        return f"{_inline(first)} ranks first; pairwise comparisons were not computed."
     level = confidence_label(board.alpha)
     second = board.pair(1, 2)
     d, lo, hi = _oriented(second, first)
     if second.n_shared == 0:
         gap = (
-            f"the top two ({md_code(first)} and {md_code(rows[1].model_id)}) share no task, so they cannot be compared"
+            f"the top two ({_inline(first)} and {_inline(rows[1].model_id)}) share no task, so they cannot be compared"
         )
     else:
         shown, ci, _ = difference(d, lo, hi, second.significant)
-        gap = f"leads {md_code(rows[1].model_id)} by {shown} ({level} CI {ci}, {count(second.n_shared, 'shared task')})"
+        evidence = f"({level} CI {ci}, {count(second.n_shared, 'shared task')})"
+        if d < 0:
+            # Ranked first on its own tasks, behind on the ones they share (the two ran different sets).
+            gap = f"is behind {_inline(rows[1].model_id)} on the tasks both ran: {shown} {evidence}"
+        else:
+            gap = f"leads {_inline(rows[1].model_id)} by {shown} {evidence}"
     top = board.top_group
     if top == (first,):
-        return f"**{md_code(first)} is best**, significantly ahead of every other model: it {gap}."
+        return f"**{_inline(first)} is best**, significantly ahead of every other model: it {gap}."
     if first not in top:
         ahead = [p.model_a for p in board.resolution()[1] if p.significant and p.model_a != first]
         return (
-            f"{md_code(first)} ranks first by {board.rank_by}, but {_names(ahead[:TOP_GROUP_NAMED])} "
+            f"{_inline(first)} ranks first by {board.rank_by}, but {_names(ahead[:TOP_GROUP_NAMED])} "
             "is significantly ahead of it on mean score."
         )
     named = list(top[:TOP_GROUP_NAMED])
     more = len(top) - len(named)
-    group = _names(named) if not more else ", ".join(md_code(i) for i in named) + f" and {more} more"
+    group = _names(named) if not more else ", ".join(_inline(i) for i in named) + f" and {more} more"
     tied = f"**No clear winner**: {group} are statistically tied for first"
     if second.n_shared == 0:
         return f"{tied}; {gap}."
@@ -159,14 +169,14 @@ def verdict(board: Leaderboard) -> str:
         return f"{tied}, the top two with the same mean on the {count(second.n_shared, 'task')} they share."
     if second.tasks_needed is not None:
         resolve = (
-            f"about {second.tasks_needed:,} shared tasks would separate the top two (the suite has {second.n_shared:,})"
+            f"about {second.tasks_needed:,} shared tasks would separate the top two (they share {second.n_shared:,})"
         )
     else:
         resolve = "too few shared tasks to say how many would separate the top two"
     if set(top) == {first, rows[1].model_id}:
         # Two: name each once.
-        return f"**No clear winner**: {md_code(first)} {gap}, too close to call: {resolve}."
-    return f"{tied}; {md_code(first)} {gap}; {resolve}."
+        return f"**No clear winner**: {_inline(first)} {gap}, too close to call: {resolve}."
+    return f"{tied}; {_inline(first)} {gap}; {resolve}."
 
 
 def info_line(board: Leaderboard, commit: Commit | None) -> str:
@@ -318,7 +328,7 @@ def _categories(board: Leaderboard, label: dict[str, str]) -> str:
         return ""
     top = board.rows[:CATEGORY_MODELS]
     lines = [
-        "Columns " + ", ".join(f"{ORDINAL[k]}: {md_code(label[r.model_id])}" for k, r in enumerate(top)) + ".",
+        "Columns " + ", ".join(f"{ORDINAL[k]}: {_inline(label[r.model_id])}" for k, r in enumerate(top)) + ".",
         "",
         _row(["Category", "Tasks", "Best", *ORDINAL[: len(top)]]),
         "|:------|-----:|:------|" + "-----:|" * len(top),

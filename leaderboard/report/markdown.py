@@ -30,18 +30,27 @@ def truncate(text: str, width: int = MODEL_WIDTH) -> str:
 def _visible(ch: str) -> str:
     # Line breaks would end the table row; control, format (bidi overrides, zero-width)
     # and separator characters could hide or reorder text. Show them as escapes instead.
-    if ch in "\t ":
+    if ch == " ":
         return " "
     category = unicodedata.category(ch)
-    if category in ("Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"):
+    # Every other space (a tab, a no-break space) too: two ids must never look alike.
+    if category in ("Cc", "Cf", "Zl", "Zp", "Zs", "Cs", "Co", "Cn"):
         code = ord(ch)
         return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
     return ch
 
 
-def md_code(text: str) -> str:
-    """``text`` as an inline code span that is safe inside a GFM table cell."""
-    shown = "".join(_visible(ch) for ch in text).replace("|", "\\|")
+def visible(text: str) -> str:
+    """``text`` with every character that could hide, reorder or break a line shown as an escape."""
+    return "".join(_visible(ch) for ch in text)
+
+
+def md_code(text: str, *, table: bool = True) -> str:
+    """``text`` as an inline code span, safe inside a GFM table cell (``table=False``: in running text,
+    where GitHub would show the pipe's escape as written)."""
+    shown = visible(text)
+    if table:
+        shown = shown.replace("|", "\\|")
     longest = max((len(run) for run in re.findall(r"`+", shown)), default=0)
     fence = "`" * (longest + 1)
     # A space on each side keeps a leading/trailing backtick off the fence; CommonMark strips
