@@ -276,13 +276,18 @@ class _Reader:
                 )
 
 
+_PLAIN_TAGS = frozenset({*_WORDS, "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"})
+
+
 def _aliases(root: yaml.Node) -> yaml.Node | None:
-    """The first node reached twice (an alias), or None: each node is visited once."""
+    """The first node reached twice (an alias) or carrying an explicit tag of its own
+    (``!!python/object``, ``!custom``: never constructed, but a configuration is plain data, so
+    it is refused rather than read as something else), or None: each node is visited once."""
     seen: set[int] = set()
     stack = [root]
     while stack:
         node = stack.pop()
-        if id(node) in seen:
+        if id(node) in seen or node.tag not in _PLAIN_TAGS:
             return node
         seen.add(id(node))
         if isinstance(node, yaml.MappingNode):
@@ -434,7 +439,11 @@ def parse_config(text: str, file: str) -> Config:
             raise InvalidEvalRuns(
                 [
                     Problem(
-                        message="anchors and aliases (&, *) are not supported here: write each value out",
+                        message=(
+                            f"YAML tag {shared.tag!r} is not supported: a configuration is plain data"
+                            if shared.tag not in _PLAIN_TAGS
+                            else "anchors and aliases (&, *) are not supported here: write each value out"
+                        ),
                         file=file,
                         line=_line(shared),
                     )

@@ -139,6 +139,11 @@ def test_anchors_and_aliases_are_refused() -> None:
     assert "aliases" in one("models:\n  a: &card {context_tokens: 1}\n  b: *card\n").message
 
 
+@pytest.mark.parametrize("text", ["!!python/object:os.system {}\n", "metrics: {weights: {accuracy: !custom 1}}\n"])
+def test_an_explicit_yaml_tag_is_refused_not_read_as_something_else(text: str) -> None:
+    assert "is not supported: a configuration is plain data" in one(text).message
+
+
 def test_a_top_level_that_is_not_a_mapping_is_an_error() -> None:
     assert "must be a mapping" in one("- metrics\n").message
 
