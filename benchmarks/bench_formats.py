@@ -16,11 +16,12 @@ import json
 import sys
 import tempfile
 import time
-import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench_statistics import peak_mib  # one measure of peak memory for every benchmark
 
 from leaderboard import load_runs
 from leaderboard.formats import ReadOptions, Session
@@ -91,15 +92,6 @@ def timed(fn: Callable[[], object], repeat: int) -> float:
         fn()
         best = min(best, time.perf_counter() - start)
     return best
-
-
-def peak_mib(fn: Callable[[], object]) -> float:
-    gc.collect()
-    tracemalloc.start()
-    fn()
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    return peak / 2**20
 
 
 def main() -> None:

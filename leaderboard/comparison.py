@@ -33,11 +33,11 @@ from .statistics import (
     CORRECTIONS,
     TEST_WORDS,
     TIE_ABS_TOL,
-    TIE_REL_TOL,
     Correction,
     ScoreMatrix,
     check_resamples,
     score_matrix,
+    tie_tolerance,
 )
 from .trials import collapse_trials
 
@@ -201,7 +201,7 @@ def compare(
     raw = np.where(shared, ps - bs, 0.0)
     # The one tie rule: near-equal scores are no difference at all.
     with np.errstate(invalid="ignore"):
-        tol = np.maximum(TIE_REL_TOL * np.maximum(np.abs(ps), np.abs(bs)), TIE_ABS_TOL)
+        tol = tie_tolerance(ps, bs)
         diffs = np.where(shared & ~(np.abs(raw) <= tol), raw, 0.0)
     unchanged = (n > 0) & ~(diffs != 0).any(axis=1)
 

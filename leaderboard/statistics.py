@@ -30,7 +30,7 @@ from .resampling import (
 )
 from .significance import METHOD_NAMES, holm, min_tasks, sign_flip_test, tasks_needed
 from .trials import collapse_trials
-from .validation import validate_runs
+from .validation import encodable, validate_runs
 
 RankBy = Literal["mean", "win-rate"]
 RANK_BY: tuple[RankBy, ...] = ("mean", "win-rate")
@@ -44,6 +44,14 @@ TIE_DECIMALS = 9
 # Resamples per tail at the least: a percentile end needs enough resamples beyond it to be
 # more than the most extreme draw or two. b >= RESAMPLES_PER_TAIL * 2 / alpha (400 at 0.05).
 RESAMPLES_PER_TAIL = 10
+
+
+def tie_tolerance(a: FloatArray, b: FloatArray) -> FloatArray:
+    """How far apart two scores may be and still be equal: ``math.isclose``'s rule, elementwise.
+
+    (np.isclose is asymmetric: it scales by |b| only and adds the tolerances.)
+    """
+    return np.maximum(TIE_REL_TOL * np.maximum(np.abs(a), np.abs(b)), TIE_ABS_TOL)
 
 
 def min_resamples(alpha: float) -> int:
@@ -144,17 +152,8 @@ def _valid_strings(column: list[Any]) -> set[str] | None:
     if not set(map(type, column)) <= {str}:
         return None
     distinct: set[str] = set(column)
-    ok = all(v.strip() == v and 0 < len(v) <= MAX_ID_LENGTH and (v.isascii() or _encodable(v)) for v in distinct)
+    ok = all(v.strip() == v and 0 < len(v) <= MAX_ID_LENGTH and (v.isascii() or encodable(v)) for v in distinct)
     return distinct if ok else None
-
-
-def _encodable(text: str) -> bool:
-    """False for a lone surrogate (JSON's "\\ud800"), which no report file could hold."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _valid_numbers(column: list[Any]) -> NDArray[np.float64] | None:
@@ -218,10 +217,8 @@ def _win_rates(matrix: ScoreMatrix) -> tuple[FloatArray, NDArray[np.int64]]:
     """Per model: share of its tasks on which it is within ``math.isclose`` of the best score."""
     scores = matrix.scores
     best = np.nanmax(scores, axis=0)
-    # math.isclose: |a-b| <= max(rel_tol * max(|a|, |b|), abs_tol). np.isclose is asymmetric
-    # (it scales by |b| only and adds the tolerances), so it would not give the same ties.
     with np.errstate(invalid="ignore"):
-        tol = np.maximum(TIE_REL_TOL * np.maximum(np.abs(scores), np.abs(best)), TIE_ABS_TOL)
+        tol = tie_tolerance(scores, best)
         wins = (np.abs(scores - best) <= tol) & matrix.present
     completed = matrix.present.sum(axis=1)
     rates = np.where(completed > 0, wins.sum(axis=1) / np.maximum(completed, 1), 0.0)
@@ -414,7 +411,7 @@ def _all_tied_tasks(matrix: ScoreMatrix) -> int:
     scores = matrix.scores
     with np.errstate(invalid="ignore"):
         best, worst = np.nanmax(scores, axis=0), np.nanmin(scores, axis=0)
-        tol = np.maximum(TIE_REL_TOL * np.maximum(np.abs(best), np.abs(worst)), TIE_ABS_TOL)
+        tol = tie_tolerance(best, worst)
         tied = np.abs(best - worst) <= tol
     return int(np.count_nonzero(tied & (matrix.present.sum(axis=0) >= 2)))
 
@@ -627,7 +624,7 @@ def _pair_table(
         if tiny.size:
             at_pair, at_task = np.unravel_index(tiny, raw.shape)
             sa, sb = scores[a[at_pair], at_task], scores[b[at_pair], at_task]
-            tol = np.maximum(TIE_REL_TOL * np.maximum(np.abs(sa), np.abs(sb)), TIE_ABS_TOL)
+            tol = tie_tolerance(sa, sb)
             diffs = raw.copy()
             near = raw[at_pair, at_task]
             diffs[at_pair, at_task] = np.where(np.abs(near) <= tol, 0.0, near)

@@ -99,16 +99,17 @@ def shown(value: object, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _unencodable(value: str) -> bool:
+def encodable(value: str) -> bool:
+    """False for a lone surrogate (JSON's "\\ud800"), which no text file, report or comment can hold."""
     try:
         value.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate ("\\ud800" in JSON): no text file can hold it
-        return True
-    return False
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _string_problem(name: str, value: str) -> str | None:
-    if _unencodable(value):
+    if not encodable(value):
         return f"{shown(value)} is not valid Unicode (a lone surrogate escape such as \\ud800)"
     if len(value) > MAX_ID_LENGTH:
         return f"is {len(value):,} characters long; at most {MAX_ID_LENGTH} are allowed (starts {shown(value[:40])})"
@@ -181,7 +182,7 @@ def _amount_problem(value: object) -> str | None:
 
 
 def _name_problem(value: str) -> str | None:
-    if _unencodable(value):
+    if not encodable(value):
         return f"{shown(value)} is not valid Unicode (a lone surrogate escape such as \\ud800)"
     if len(value) > MAX_ID_LENGTH:
         return f"is {len(value):,} characters long; at most {MAX_ID_LENGTH} are allowed (starts {shown(value[:40])})"

@@ -166,6 +166,7 @@ def _run(env: Mapping[str, str], client_factory: ClientFactory) -> int:
 
 
 def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
+    event = _event(settings)  # read once: the PR, the commit and the baseline lookup all need it
     session = Session(settings.read_options)
     # The configuration's problems and the files' are reported together.
     problems: list[Problem] = []
@@ -184,7 +185,7 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
     read_note = load_summary(session.report())
     left_out = comment_note(session.report())  # unscored samples, averaged trials: the comment says so
     # Issue 9: the baseline, before any computing; its files' problems are reported like `runs`.
-    baseline = _baseline(settings, client_factory)
+    baseline = _baseline(settings, client_factory, event)
     # An input left at its default lets the configuration's statistics block decide (issue 10).
     board, result = evaluate(
         runs,
@@ -199,7 +200,7 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
     # issue 10: the composite ranking after it.
     comparison = _compare(settings, baseline, runs, board)
     sections = _Sections.of(settings, baseline, comparison).with_composite(result)
-    commit = _commit(settings)
+    commit = _commit(settings, event)
     read_section = (md_text(left_out),) if left_out else ()  # after the comparison: a note on the data
     body = comment_body(
         board,
@@ -240,7 +241,7 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
     _report_comparison(settings, comparison, outputs)
 
     status = 0
-    number = _pull_request(settings)
+    number = _pull_request(settings, event)
     if number is None:
         annotate("notice", f"No pull request for this event: the leaderboard is in {where}.", title="Leaderboard")
     elif settings.comment == "off":
@@ -282,13 +283,8 @@ def _config(settings: Settings) -> Config | None:
     return read_config(path, name=Path(name).as_posix())
 
 
-def _commit(settings: Settings) -> Commit | None:
-    payload: Any = {}
-    if settings.event_path:
-        # Unreadable payloads are reported once, by _pull_request.
-        with contextlib.suppress(OSError, ValueError, RecursionError):
-            payload = json.loads(Path(settings.event_path).read_text(encoding="utf-8"))
-    sha = head_sha(payload if isinstance(payload, dict) else {}, settings.sha)
+def _commit(settings: Settings, event: dict[str, Any]) -> Commit | None:
+    sha = head_sha(event, settings.sha)
     if sha is None:
         return None
     url = f"{settings.server_url.rstrip('/')}/{settings.repository}/commit/{sha}" if settings.repository else None
@@ -316,14 +312,19 @@ def _write_files(
     return f"{relative}/report.json", f"{relative}/leaderboard.md"
 
 
-def _pull_request(settings: Settings) -> int | None:
+def _event(settings: Settings) -> dict[str, Any]:
+    """The event payload ({} with a warning when it cannot be read)."""
     payload: Any = {}
     if settings.event_path:
         try:
             payload = json.loads(Path(settings.event_path).read_text(encoding="utf-8"))
         except (OSError, ValueError, RecursionError) as exc:
             annotate("warning", f"cannot read the event payload {settings.event_path}: {exc}", title="Event")
-    return pull_request_number(settings.event_name, payload if isinstance(payload, dict) else {}, settings.pr_number)
+    return payload if isinstance(payload, dict) else {}
+
+
+def _pull_request(settings: Settings, event: dict[str, Any]) -> int | None:
+    return pull_request_number(settings.event_name, event, settings.pr_number)
 
 
 def _publish(
@@ -412,7 +413,7 @@ def _reject(
     # The files may be what failed: a second failure must not stop the comment from being replaced.
     _best_effort("writing the job summary", lambda: append_summary(settings.summary_path, summary))
 
-    number = _pull_request(settings)
+    number = _pull_request(settings, _event(settings))
     outputs = {"comment-id": "", "comment-url": ""}
     if number is not None and settings.comment == "update":
         body = rejected_body(
@@ -436,17 +437,17 @@ def _best_effort(what: str, act: Callable[[], object]) -> None:
 # --- Issue 9: the baseline ------------------------------------------------------------------------
 
 
-def _baseline(settings: Settings, client_factory: ClientFactory) -> Baseline | NoBaseline | None:
+def _baseline(settings: Settings, client_factory: ClientFactory, event: dict[str, Any]) -> Baseline | NoBaseline | None:
     """The baseline the inputs ask for (None: none asked for). Raises InvalidEvalRuns for bad files."""
     if not (settings.baseline or settings.baseline_artifact):
         return None
-    number = _pull_request(settings) if settings.baseline_artifact else None
+    number = _pull_request(settings, event) if settings.baseline_artifact else None
     client = client_factory(settings.github_token, settings.api_url) if settings.github_token else None
-    return resolve_baseline(settings, client, number, datetime.now(UTC))
+    return resolve_baseline(settings, client, number, datetime.now(UTC), payload=event)
 
 
 def _report_baseline(settings: Settings, baseline: Baseline | NoBaseline | None, outputs: dict[str, str]) -> None:
-    """The baseline in the log and the job summary, and the comparison's outputs (placeholders for now)."""
+    """The baseline in the log and the job summary; the comparison's outputs start at nothing found."""
     outputs.update({"regressions": "0", "regressed-models": "[]", "improvements": "0", "baseline-sha": ""})
     if baseline is None:
         return

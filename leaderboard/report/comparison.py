@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from ..comparison import Comparison, ModelChange
 from ..significance import min_tasks
 from ..validation import printable
-from .formatting import DASH, EXTENDED, difference, labels, signed
+from .formatting import DASH, EXTENDED, count, difference, labels, signed
 from .markdown import md_code
 
 TITLE = "Compared with the base branch"
@@ -85,10 +85,6 @@ def verdict_text(change: ModelChange, tolerance: float) -> str:
     return MARKS[change.verdict]
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{_count(n)} {word}{'' if n == 1 else 's'}"
-
-
 # --- the section --------------------------------------------------------------------------------
 
 
@@ -117,7 +113,7 @@ def headline(comparison: Comparison) -> str:
     if sum(n for n, _ in counts[:3]) == 0:
         return f"No detectable change in {'the one model' if total == 1 else f'any of {_count(total)} models'}."
     parts = [(n, what) for n, what in counts if n]
-    words = [f"{_plural(parts[0][0], 'model')} {parts[0][1]}"] + [f"{_count(n)} {what}" for n, what in parts[1:]]
+    words = [f"{count(parts[0][0], 'model')} {parts[0][1]}"] + [f"{_count(n)} {what}" for n, what in parts[1:]]
     if counts[0][0]:
         words[0] = f"**{words[0]}**"
     return ", ".join(words) + "."
@@ -172,7 +168,7 @@ def _ids_line(what: str, label: str, ids: Sequence[str]) -> str:
     named = labels(ids[:LISTED_IDS])
     shown = ", ".join(md_code(named[i], table=False) for i in ids[:LISTED_IDS])
     more = f" and {_count(len(ids) - LISTED_IDS)} more" if len(ids) > LISTED_IDS else ""
-    return f"- {_plural(len(ids), what)} {label}: {shown}{more}."
+    return f"- {count(len(ids), what)} {label}: {shown}{more}."
 
 
 def changes_lines(comparison: Comparison) -> list[str]:

@@ -211,25 +211,18 @@ class _Pieces:
     extended: bool
 
 
-def _pieces(board: Leaderboard) -> _Pieces:
+def _ranking(board: Leaderboard, label: dict[str, str]) -> tuple[str, list[str]]:
+    """The leaderboard table's head and its rows, one per model."""
     rows = board.rows
-    ids = [r.model_id for r in rows]
-    label = labels(ids)
-    level = confidence_label(board.alpha)
     decimals = decimals_for(r.mean_score for r in rows)
     most = max(r.tasks_completed for r in rows)
-    extended = False
-
-    def model(i: str) -> str:
-        return md_code(label[i])
-
-    row_head = "\n".join(
+    head = "\n".join(
         [
-            _row(["Rank", "Model", "Mean", f"{level} CI", "vs next", "Win rate", "Tasks"]),
+            _row(["Rank", "Model", "Mean", f"{confidence_label(board.alpha)} CI", "vs next", "Win rate", "Tasks"]),
             "|:---:|:------|-----:|:------:|------:|-----:|-----:|",
         ]
     )
-    row_lines = []
+    lines = []
     for k, r in enumerate(rows):
         vs_next = DASH
         if board.pairs_computed and k + 1 < len(rows):
@@ -239,19 +232,21 @@ def _pieces(board: Leaderboard) -> _Pieces:
                 shown, _, _ = difference(d, lo, hi, pair.significant)
                 vs_next = f"{shown} {CHECK if pair.significant else TIED}"
         ci = r.ci_note or interval(r.mean_ci_lo, r.mean_ci_hi, decimals)
-        row_lines.append(
-            _row(
-                [
-                    rank_range(r.rank_lo, r.rank_hi, k + 1),
-                    model(r.model_id),
-                    number(r.mean_score, decimals),
-                    ci,
-                    vs_next,
-                    number(r.win_rate),
-                    tasks_cell(r.tasks_completed, most),
-                ]
-            )
-        )
+        cells = [rank_range(r.rank_lo, r.rank_hi, k + 1), md_code(label[r.model_id]), number(r.mean_score, decimals)]
+        lines.append(_row([*cells, ci, vs_next, number(r.win_rate), tasks_cell(r.tasks_completed, most)]))
+    return head, lines
+
+
+def _pieces(board: Leaderboard) -> _Pieces:
+    rows = board.rows
+    label = labels([r.model_id for r in rows])
+    level = confidence_label(board.alpha)
+    extended = False
+
+    def model(i: str) -> str:
+        return md_code(label[i])
+
+    row_head, row_lines = _ranking(board, label)
 
     def decision(pair: PairwiseDiff) -> str:
         if pair.significant:
@@ -397,8 +392,8 @@ def log_text(board: Leaderboard, *, lead: str | None = None) -> str:
     """The verdict and the whole ranking, for the step's log: the comment's own words and numbers."""
     if not board.rows:
         return verdict(board)
-    pieces = _pieces(board)
-    return "\n\n".join([lead or verdict(board), "\n".join([pieces.row_head, *pieces.rows])])
+    head, lines = _ranking(board, labels([r.model_id for r in board.rows]))
+    return "\n\n".join([lead or verdict(board), "\n".join([head, *lines])])
 
 
 def _details(summary: str, body: str) -> str:
