@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from leaderboard import EvalRun, load_runs  # noqa: E402
-from leaderboard.comparison import compare  # noqa: E402
 from leaderboard.report.comparison import comparison_markdown  # noqa: E402
+from leaderboard.stats.comparison import compare  # noqa: E402
 
 REALDATA = ROOT.parent / "shared" / "realdata"
 

@@ -28,7 +28,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from leaderboard import EvalRun, aggregate, analyse, load_runs, pairwise_diffs
-from leaderboard.resampling import encode_ids, keyed_rng, percentile_interval
+from leaderboard.stats.resampling import encode_ids, keyed_rng, percentile_interval
 
 
 def suite(models: int, tasks: int, missing: float, seed: int = 0) -> list[EvalRun]:

@@ -1,13 +1,12 @@
 """leaderboard: turn eval runs into a model leaderboard with honest statistics."""
 
-from .comparison import Comparison, ModelChange, compare
 from .composite import CompositeBoard, rank
 from .config import Config, parse_config, read_config
 from .engine import evaluate
 from .loading import load_file, load_runs
 from .records import EvalRun, LeaderboardRow, PairwiseDiff, Source
 from .report import render_json, render_markdown, render_report
-from .statistics import (
+from .stats.aggregation import (
     Leaderboard,
     aggregate,
     analyse,
@@ -15,6 +14,7 @@ from .statistics import (
     bootstrap_pairwise_diff,
     pairwise_diffs,
 )
+from .stats.comparison import Comparison, ModelChange, compare
 from .validation import InvalidEvalRuns, Problem, validate_runs
 
 __version__ = "0.1.0"

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
-from .comparison import compare
 from .config import Config, parse_weights, read_config, with_weights
 from .engine import DEFAULT_ALPHA, DEFAULT_RESAMPLES, evaluate
 from .formats import FORMAT_NAMES, ReadOptions, Session, comment_note, load_summary
@@ -20,7 +19,8 @@ from .report.composite import ACCURACY_HEADING, composite_dict, composite_sectio
 from .report.document import COMMENT_KEY, Commit, comment_body, render_report
 from .report.json_report import write_json
 from .report.markdown import md_text
-from .statistics import CORRECTIONS, RANK_BY, min_resamples, resample_advice
+from .stats.aggregation import CORRECTIONS, RANK_BY, min_resamples, resample_advice
+from .stats.comparison import compare
 from .validation import InvalidEvalRuns
 
 BASELINE_TITLE = "Compared with the baseline"

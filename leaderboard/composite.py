@@ -23,27 +23,13 @@ from operator import attrgetter
 
 import numpy as np
 
-from .config import Card, Config, Normalization
+from .config import Card, Config, Normalization, default_normalization
 from .records import EvalRun
-from .statistics import Leaderboard, tie_key
+from .stats.aggregation import Leaderboard, tie_key
 from .validation import BUILTIN_METRICS, InvalidEvalRuns, Problem, shown, validate_runs
 
-# Lower is better for these; higher for everything else (accuracy, custom metrics, categories).
-LOWER_IS_BETTER = ("cost", "latency", "latency_p50", "error_rate")
 # Two normalised values closer than this are the same (the composite is printed to 3 decimals).
 _SAME = 1e-9
-
-
-def default_normalization(metric: str) -> Normalization:
-    """How a metric is normalised when the configuration does not say.
-
-    Accuracy, error rate and category means are already fractions (identity); cost and latency
-    are relative to this run's models (minmax) and lower is better; a custom metric's scale is
-    unknown, so it is minmax, higher is better.
-    """
-    direction = "lower" if metric in LOWER_IS_BETTER else "higher"
-    mode = "identity" if metric in ("accuracy", "error_rate") else "minmax"
-    return Normalization(mode, direction)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)

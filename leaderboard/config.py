@@ -59,6 +59,22 @@ class Normalization:
     budget: float | None = None
 
 
+# Lower is better for these; higher for everything else (accuracy, custom metrics, categories).
+LOWER_IS_BETTER = ("cost", "latency", "latency_p50", "error_rate")
+
+
+def default_normalization(metric: str) -> Normalization:
+    """How a metric is normalised when the configuration does not say.
+
+    Accuracy, error rate and category means are already fractions (identity); cost and latency
+    are relative to this run's models (minmax) and lower is better; a custom metric's scale is
+    unknown, so it is minmax, higher is better.
+    """
+    direction = "lower" if metric in LOWER_IS_BETTER else "higher"
+    mode = "identity" if metric in ("accuracy", "error_rate") else "minmax"
+    return Normalization(mode, direction)  # type: ignore[arg-type]
+
+
 @dataclass(frozen=True)
 class Card:
     """What a model can do, as its provider states it (``None``: not stated)."""
@@ -299,8 +315,6 @@ def _aliases(root: yaml.Node) -> yaml.Node | None:
 
 
 def _normalize(r: _Reader, entries: Mapping[str, yaml.Node]) -> dict[str, Normalization]:
-    from .composite import default_normalization  # the defaults live with the metrics they describe
-
     out: dict[str, Normalization] = {}
     for metric, node in entries.items():
         key = f"metrics.normalize.{metric}"

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from .composite import CompositeBoard, rank
 from .config import Config
 from .records import EvalRun
-from .statistics import Correction, Leaderboard, RankBy, analyse, min_resamples
+from .stats.aggregation import Correction, Leaderboard, RankBy, analyse, min_resamples
 from .validation import InvalidEvalRuns, Problem
 
 DEFAULT_RESAMPLES = 500

@@ -1,4 +1,4 @@
-"""This run against a baseline: the numbers (leaderboard.comparison), how they are shown
+"""This run against a baseline: the numbers (leaderboard.stats.comparison), how they are shown
 (leaderboard.report.comparison), the CLI, and the JSON report's ``baseline``."""
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from conftest import EXAMPLE, ROOT, realdata, run
 from test_rendering import HOSTILE, cells_outside_code, gfm
 
 from leaderboard import EvalRun, analyse, load_runs
-from leaderboard.comparison import Comparison, ModelChange, compare
 from leaderboard.report.comparison import (
     comparison_dict,
     comparison_markdown,
@@ -28,6 +27,7 @@ from leaderboard.report.comparison import (
     utf16_length,
 )
 from leaderboard.report.json_report import render_json, report_dict
+from leaderboard.stats.comparison import Comparison, ModelChange, compare
 
 B, ALPHA, SEED = 1000, 0.05, 0
 

@@ -13,17 +13,16 @@ from cmarkgfm.cmark import Options
 from conftest import EXAMPLE, demo_suite, run
 
 from leaderboard import analyse, load_runs
-from leaderboard.report.document import render_report
+from leaderboard.report.document import render_markdown, render_report
 from leaderboard.report.json_report import render_json
 from leaderboard.report.markdown import (
     confidence_label,
     leaderboard_table,
     md_code,
     md_text,
-    render_markdown,
     truncate,
 )
-from leaderboard.statistics import min_resamples
+from leaderboard.stats.aggregation import min_resamples
 
 GOLDEN = Path(__file__).parent / "golden"
 

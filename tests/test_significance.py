@@ -14,7 +14,8 @@ from leaderboard import EvalRun, analyse
 from leaderboard.cli import main as cli_main
 from leaderboard.report.document import render_report
 from leaderboard.report.json_report import render_json
-from leaderboard.significance import (
+from leaderboard.stats.aggregation import min_resamples, resample_advice
+from leaderboard.stats.significance import (
     BINOMIAL,
     EXACT,
     MC_RESAMPLES,
@@ -27,7 +28,6 @@ from leaderboard.significance import (
     sign_flip_test,
     tasks_needed,
 )
-from leaderboard.statistics import min_resamples, resample_advice
 
 
 def run(model: str, task: str, score: float, category: str = "general") -> EvalRun:

@@ -20,7 +20,7 @@ from leaderboard import (
     bootstrap_pairwise_diff,
     pairwise_diffs,
 )
-from leaderboard.resampling import EXACT_LIMIT, EXACT_PAIR_LIMIT, encode_ids, keyed_rng
+from leaderboard.stats.resampling import EXACT_LIMIT, EXACT_PAIR_LIMIT, encode_ids, keyed_rng
 
 
 def scipy_ci(x: np.ndarray, b: int, alpha: float, seed: int) -> tuple[float, float]:
@@ -394,7 +394,7 @@ def test_any_order_of_the_records_gives_the_same_report(scores: dict, order: ran
 
 
 def test_poisson_rows_rebuilt_per_block_give_the_same_numbers_as_rows_kept(monkeypatch) -> None:
-    import leaderboard.statistics as engine
+    import leaderboard.stats.aggregation as engine
 
     rng = np.random.default_rng(8)
     n = EXACT_LIMIT + 50

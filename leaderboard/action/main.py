@@ -21,7 +21,6 @@ from typing import Any, TextIO
 
 from github import Github
 
-from ..comparison import Comparison, compare
 from ..composite import CompositeBoard
 from ..config import Config, read_config
 from ..engine import DEFAULT_ALPHA, DEFAULT_RESAMPLES, DEFAULT_SEED, evaluate
@@ -52,7 +51,8 @@ from ..report.document import (
 )
 from ..report.json_report import render_json
 from ..report.markdown import md_text
-from ..statistics import Leaderboard
+from ..stats.aggregation import Leaderboard
+from ..stats.comparison import Comparison, compare
 from ..validation import InvalidEvalRuns, Problem
 from .baseline import Baseline, NoBaseline, describe, describe_markdown, resolve_baseline
 from .event import head_sha, pull_request_number

@@ -11,7 +11,7 @@ from ..formats import FORMAT_NAMES, ReadOptions
 from ..limits import MAX_BOOTSTRAP_SAMPLES
 from ..numbers import parse_decimal, parse_integer
 from ..report.document import COMMENT_KEY
-from ..statistics import CORRECTIONS, RANK_BY, Correction, RankBy, min_resamples, resample_advice
+from ..stats.aggregation import CORRECTIONS, RANK_BY, Correction, RankBy, min_resamples, resample_advice
 
 # Defaults for inputs the runner did not pass (a local run); action.yml declares the same
 # (tests/test_settings.py holds the two together).

@@ -3,8 +3,7 @@
 Pure: nothing here reads the environment or talks to GitHub.
 """
 
-from .document import render_report
+from .document import render_markdown, render_report
 from .json_report import render_json, report_dict
-from .markdown import render_markdown
 
 __all__ = ["render_json", "render_markdown", "render_report", "report_dict"]

@@ -20,8 +20,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from ..comparison import Comparison, ModelChange
-from ..significance import min_tasks
+from ..stats.comparison import Comparison, ModelChange
+from ..stats.significance import min_tasks
 from ..validation import printable
 from .formatting import DASH, EXTENDED, count, difference, labels, signed
 from .markdown import md_code

@@ -24,9 +24,9 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..records import PairwiseDiff
-from ..significance import min_tasks
-from ..statistics import TIE_ABS_TOL, Leaderboard
+from ..records import LeaderboardRow, PairwiseDiff
+from ..stats.aggregation import TIE_ABS_TOL, Leaderboard
+from ..stats.significance import min_tasks
 from ..validation import Problem
 from .formatting import (
     DASH,
@@ -41,7 +41,7 @@ from .formatting import (
     rank_range,
     tasks_cell,
 )
-from .markdown import confidence_label, md_code, md_text, truncate
+from .markdown import confidence_label, leaderboard_table, md_code, md_text, pairwise_table, truncate
 
 COMMENT_LIMIT = 65_536
 SUMMARY_LIMIT = 1024 * 1024  # bytes GitHub accepts in one step's summary
@@ -661,3 +661,18 @@ def rejected_body(
         if comment_length(body) <= COMMENT_LIMIT or shown == 0:
             return body
         shown //= 2
+
+
+def render_markdown(
+    rows: Sequence[LeaderboardRow] | Leaderboard,
+    alpha: float = 0.05,
+    *,
+    pairs: Sequence[PairwiseDiff] | None = None,
+) -> str:
+    """The leaderboard table (and, given ``pairs`` or a :class:`Leaderboard`, the other tables)."""
+    if isinstance(rows, Leaderboard):
+        return full_markdown(rows)
+    parts = [leaderboard_table(rows, alpha)]
+    if pairs:
+        parts.append(pairwise_table(pairs, alpha))
+    return "\n\n".join(parts) + "\n"

@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from typing import TextIO
 
 from ..records import PairwiseDiff
-from ..resampling import EXACT_LIMIT, EXACT_PAIR_LIMIT
-from ..significance import EXACT_MAX_NONZERO, MC_RESAMPLES, METHOD_NAMES, NORMAL_MIN_EFFECTIVE, min_tasks
-from ..statistics import RESAMPLES_PER_TAIL, Leaderboard, min_resamples
+from ..stats.aggregation import RESAMPLES_PER_TAIL, Leaderboard, min_resamples
+from ..stats.resampling import EXACT_LIMIT, EXACT_PAIR_LIMIT
+from ..stats.significance import EXACT_MAX_NONZERO, MC_RESAMPLES, METHOD_NAMES, NORMAL_MIN_EFFECTIVE, min_tasks
 
 REPORT_SCHEMA = "leaderboard-action/report"
 REPORT_SCHEMA_VERSION = 2

@@ -15,7 +15,6 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 
 from ..records import LeaderboardRow, PairwiseDiff
-from ..statistics import Leaderboard
 
 MODEL_WIDTH = 20
 ELLIPSIS = "…"
@@ -158,20 +157,3 @@ def pairwise_table(
             )
         )
     return "\n".join(lines)
-
-
-def render_markdown(
-    rows: Sequence[LeaderboardRow] | Leaderboard,
-    alpha: float = 0.05,
-    *,
-    pairs: Sequence[PairwiseDiff] | None = None,
-) -> str:
-    """The leaderboard table (and, given ``pairs`` or a :class:`Leaderboard`, the other tables)."""
-    if isinstance(rows, Leaderboard):
-        from .document import full_markdown  # the full document; imported here as document builds on this module
-
-        return full_markdown(rows)
-    parts = [leaderboard_table(rows, alpha)]
-    if pairs:
-        parts.append(pairwise_table(pairs, alpha))
-    return "\n\n".join(parts) + "\n"

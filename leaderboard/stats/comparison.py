@@ -26,10 +26,9 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from .records import EvalRun
-from .resampling import FloatArray, encode_ids, keyed_rng, percentile_interval, resampled_means
-from .significance import METHOD_NAMES, holm, min_tasks, sign_flip_test, tasks_needed
-from .statistics import (
+from ..records import EvalRun
+from ..trials import collapse_trials
+from .aggregation import (
     CORRECTIONS,
     TEST_WORDS,
     TIE_ABS_TOL,
@@ -39,7 +38,8 @@ from .statistics import (
     score_matrix,
     tie_tolerance,
 )
-from .trials import collapse_trials
+from .resampling import FloatArray, encode_ids, keyed_rng, percentile_interval, resampled_means
+from .significance import METHOD_NAMES, holm, min_tasks, sign_flip_test, tasks_needed
 
 Verdict = Literal["regressed", "within tolerance", "improved", "no detectable change", "unchanged"]
 VERDICTS: tuple[Verdict, ...] = ("regressed", "within tolerance", "improved", "no detectable change", "unchanged")

@@ -15,8 +15,10 @@ from typing import Any, Literal, overload
 import numpy as np
 from numpy.typing import NDArray
 
-from .limits import MAX_BOOTSTRAP_SAMPLES, MAX_ID_LENGTH
-from .records import EvalRun, LeaderboardRow, PairwiseDiff
+from ..limits import MAX_BOOTSTRAP_SAMPLES, MAX_ID_LENGTH
+from ..records import EvalRun, LeaderboardRow, PairwiseDiff
+from ..trials import collapse_trials
+from ..validation import encodable, validate_runs
 from .resampling import (
     EXACT_LIMIT,
     EXACT_PAIR_LIMIT,
@@ -29,8 +31,6 @@ from .resampling import (
     task_keys,
 )
 from .significance import METHOD_NAMES, holm, min_tasks, sign_flip_test, tasks_needed
-from .trials import collapse_trials
-from .validation import encodable, validate_runs
 
 RankBy = Literal["mean", "win-rate"]
 RANK_BY: tuple[RankBy, ...] = ("mean", "win-rate")
