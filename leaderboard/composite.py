@@ -8,7 +8,7 @@ The specification is ``metrics-and-leaderboard.md``, in four stages:
 3. weight: weights normalised to sum to 1, the composite their weighted sum;
 4. constrain: a model violating any hard constraint is DISQUALIFIED, not ranked low.
 
-:func:`rank` takes the records and the :class:`~leaderboard.statistics.Leaderboard`
+:func:`rank` takes the records and the :class:`~leaderboard.stats.aggregation.Leaderboard`
 made from them rather than fetching anything, so the library, the CLI (``--config``,
 ``--weights``) and the action rank with this one function: a what-if and a live run
 cannot disagree.

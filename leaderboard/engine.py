@@ -2,7 +2,7 @@
 
 With a configuration, the statistics' parameters come from its ``statistics`` block where
 the caller gives none, and the composite ranking is made with :func:`leaderboard.composite.rank`;
-without one, the leaderboard is exactly what :func:`~leaderboard.statistics.analyse` makes.
+without one, the leaderboard is exactly what :func:`~leaderboard.stats.aggregation.analyse` makes.
 Because the CLI's what-if (``--config``, ``--weights``) and the action both call :func:`evaluate`,
 they cannot disagree on the same files and configuration.
 """
