@@ -35,6 +35,7 @@ class Fault:
     after: bool = False
     delay: float = 0.0  # seconds to hang before answering
     on_hit: Callable[[], None] | None = None  # what else happens meanwhile (a comment deleted by someone)
+    body: Any = None  # the answer's body instead of {"message": message}: JSON, or bytes sent as they are
 
 
 @dataclass
@@ -63,6 +64,8 @@ class FakeGitHub:
         self.merge_bases: dict[tuple[str, str], str] = {}  # (base sha, head sha) -> merge-base sha
         self.storage_requests: list[tuple[str, dict[str, str]]] = []  # (path, headers) the storage saw
         self.storage_without_length = False  # answer without Content-Length (the body ends with the connection)
+        # (path regex, seconds per byte): answers to matching paths are sent one byte at a time
+        self.trickle: list[tuple[str, float]] = []
         self._next_id = 1000
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -201,10 +204,21 @@ class FakeGitHub:
                 for k, v in (headers or {}).items():
                     self.send_header(k, v)
                 self.end_headers()
-                self.wfile.write(data)
+                interval = next((t for pattern, t in fake.trickle if re.fullmatch(pattern, self._path)), None)
+                if interval is None:
+                    self.wfile.write(data)
+                    return
+                try:  # a slow server: the whole answer, a byte at a time
+                    for i in range(len(data)):
+                        self.wfile.write(data[i : i + 1])
+                        self.wfile.flush()
+                        time.sleep(interval)
+                except OSError:  # the client gave up
+                    self.close_connection = True
 
             def _handle(self, method: str) -> None:
                 parts = urlsplit(self.path)
+                self._path = parts.path
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
                 body = json.loads(raw) if raw else None
@@ -226,35 +240,43 @@ class FakeGitHub:
                 if fault is not None and fault.delay:
                     time.sleep(fault.delay)  # outside the lock: other requests go on
                 with fake._lock:
-                    if fault is not None and not fault.after:
-                        return self._send(fault.status, {"message": fault.message}, fault.headers)
-                    if parts.path.startswith("/storage/"):  # blob storage: signed URL, no token expected
-                        fake.storage_requests.append((self.path, dict(self.headers.items())))
-                        m = re.fullmatch(r"/storage/artifacts/(\d+)\.zip", parts.path)
-                        blob = fake.blobs.get(int(m.group(1))) if m and "sig=" in parts.query else None
-                        if blob is None:
-                            return self._send(403, {"message": "AuthenticationFailed"})
-                        if fake.storage_without_length:
-                            self.send_response(200)
-                            self.send_header("Content-Type", "application/zip")
-                            self.send_header("Connection", "close")
-                            self.end_headers()
-                            self.close_connection = True
-                            self.wfile.write(blob)
-                            return None
-                        return self._send(200, blob)
-                    token = (auth or "").split(" ", 1)[-1]
-                    login = fake.tokens.get(token)
-                    if login is None:
-                        return self._send(401, {"message": "Bad credentials"})
-                    path, api = parts.path, fake.url
-                    if path.startswith(GHES_PREFIX + "/"):
-                        path, api = path.removeprefix(GHES_PREFIX), fake.url + GHES_PREFIX
-                    self.api = api
-                    status, payload, headers = self._route(method, path, parse_qs(parts.query), body, login)
-                    if fault is not None:  # the work was done, but the answer is lost
-                        return self._send(fault.status, {"message": fault.message}, fault.headers)
-                    return self._send(status, payload, headers)
+                    answer = self._answer(method, parts, body, auth, fault)
+                if answer is not None:  # sent outside the lock: a slow answer holds up no other request
+                    self._send(*answer)
+
+            def _answer(
+                self, method: str, parts: Any, body: Any, auth: str | None, fault: Fault | None
+            ) -> tuple[int, Any, dict[str, str]] | None:
+                faulty = None if fault is None else (
+                    fault.status, {"message": fault.message} if fault.body is None else fault.body, fault.headers
+                )  # fmt: skip
+                if faulty is not None and fault is not None and not fault.after:
+                    return faulty
+                if parts.path.startswith("/storage/"):  # blob storage: signed URL, no token expected
+                    fake.storage_requests.append((self.path, dict(self.headers.items())))
+                    m = re.fullmatch(r"/storage/artifacts/(\d+)\.zip", parts.path)
+                    blob = fake.blobs.get(int(m.group(1))) if m and "sig=" in parts.query else None
+                    if blob is None:
+                        return 403, {"message": "AuthenticationFailed"}, {}
+                    if fake.storage_without_length:
+                        self.send_response(200)
+                        self.send_header("Content-Type", "application/zip")
+                        self.send_header("Connection", "close")
+                        self.end_headers()
+                        self.close_connection = True
+                        self.wfile.write(blob)
+                        return None
+                    return 200, blob, {}
+                token = (auth or "").split(" ", 1)[-1]
+                login = fake.tokens.get(token)
+                if login is None:
+                    return 401, {"message": "Bad credentials"}, {}
+                path, api = parts.path, fake.url
+                if path.startswith(GHES_PREFIX + "/"):
+                    path, api = path.removeprefix(GHES_PREFIX), fake.url + GHES_PREFIX
+                self.api = api
+                answer = self._route(method, path, parse_qs(parts.query), body, login)
+                return faulty if faulty is not None else answer  # after: the work was done, the answer is lost
 
             def _route(
                 self, method: str, path: str, query: dict[str, list[str]], body: Any, login: str

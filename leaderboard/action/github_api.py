@@ -11,7 +11,10 @@ identity are ever edited or deleted.
 
 from __future__ import annotations
 
+import email.utils
+import json
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,8 +24,10 @@ from typing import Any
 import requests
 from github import Auth, Github, GithubException, GithubRetry
 from github.IssueComment import IssueComment
+from github.Requester import Requester
 
 from ..report.document import marker, same_content
+from .deadline import DeadlineExceeded, time_limit
 
 # The identity behind the workflow's GITHUB_TOKEN (for which GET /user answers 403).
 ACTIONS_BOT = "github-actions[bot]"
@@ -34,6 +39,12 @@ DEADLINE = 30.0
 CREATE_ATTEMPTS = 3
 WRITE_SPACING = 1.0  # GitHub asks for a second between content-changing requests
 MAX_WAIT = 20.0  # longest wait between our own create attempts (never past the deadline)
+# Wall time one call may take, its retries and waits included (3 tries x 5 s + 2 waits x 5 s): a server
+# trickling its answer a byte at a time never trips the per-read timeout, this ends it (deadline.py).
+CALL_LIMIT = 25.0
+# Answers 202 ("still processing") and 301 (moved) PyGithub follows for one request: it follows
+# both without bound (a 202 every 2 s forever, a 301 loop until RecursionError).
+MAX_HOPS = 3
 
 
 class CommentRefused(Exception):
@@ -60,8 +71,77 @@ class CommentOutcome:
     duplicates_deleted: int = 0
 
 
+def retry_after(value: str | None) -> float | None:
+    """A ``Retry-After`` header in seconds (delta-seconds or an HTTP date); None if absent or unreadable."""
+    if value is None:
+        return None
+    text = value.strip()
+    if text.isdigit():
+        return float(text)
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+class _BoundedRetry(GithubRetry):
+    """GithubRetry, except that a ``Retry-After`` longer than RETRY_WAIT is not waited out at all.
+
+    urllib3 sleeps whatever ``Retry-After`` says (up to six hours) on a 429 or 503, and
+    GithubRetry does so on a 403: a rate limit that long is given up on at once, as an error that
+    says so, instead of a job hanging for an hour.
+    """
+
+    def increment(self, method: Any = None, url: Any = None, response: Any = None, *args: Any, **kwargs: Any) -> Any:
+        if response is not None:
+            wait = retry_after(response.headers.get("Retry-After"))
+            if wait is not None and wait > RETRY_WAIT:
+                try:
+                    data: Any = json.loads(self.get_content(response, url or ""))
+                except Exception:  # the body is only a detail of the error
+                    data = {"message": f"rate limited, retry after {wait:g} s"}
+                raise GithubException(response.status, data, dict(response.headers))
+        return super().increment(method, url, response, *args, **kwargs)
+
+
+def _bound_hops(requester: Requester) -> None:
+    """Make PyGithub give up after MAX_HOPS answers of 202 or 301 to one request.
+
+    PyGithub follows both by calling its private ``__requestRaw`` again (a 202 after sleeping 2 s);
+    that method is wrapped on this client's requester, and refuses the hop past MAX_HOPS. Its
+    refusal of a 301 to another host (a RuntimeError) becomes a GithubException as well. Should
+    a PyGithub release rename the method, the call's CALL_LIMIT still ends the loop.
+    """
+    inner = getattr(requester, "_Requester__requestRaw", None)
+    if inner is None:
+        return
+    state = threading.local()
+
+    def request_raw(cnx: Any, verb: str, url: str, *args: Any, **kwargs: Any) -> Any:
+        hops: list[str] | None = getattr(state, "hops", None)
+        top = hops is None
+        if hops is None:
+            hops = state.hops = []
+        elif len(hops) > MAX_HOPS:
+            status, what = (202, "202 (still processing)") if url == hops[-1] else (301, "301 (moved)")
+            raise GithubException(status, {"message": f"GitHub answered {what} {len(hops)} times in a row"}, None)
+        hops.append(url)
+        try:
+            return inner(cnx, verb, url, *args, **kwargs)
+        except RuntimeError as exc:  # "Github server redirected from host … to …"
+            if not top or isinstance(exc, RecursionError):
+                raise
+            raise GithubException(301, {"message": str(exc)}, None) from exc
+        finally:
+            if top:
+                state.hops = None
+
+    setattr(requester, "_Requester__requestRaw", request_raw)
+
+
 def make_client(token: str, api_url: str) -> Github:
-    retry = GithubRetry(
+    retry = _BoundedRetry(
         total=2,
         backoff_factor=0.5,
         status_forcelist=list(range(500, 600)),
@@ -70,8 +150,9 @@ def make_client(token: str, api_url: str) -> Github:
         secondary_rate_wait=RETRY_WAIT,
         max_rate_limit_wait=RETRY_WAIT,
         backoff_max=RETRY_WAIT,
+        retry_after_max=int(RETRY_WAIT),
     )
-    return Github(
+    client = Github(
         auth=Auth.Token(token),
         base_url=api_url.rstrip("/"),
         timeout=REQUEST_TIMEOUT,
@@ -83,6 +164,8 @@ def make_client(token: str, api_url: str) -> Github:
         seconds_between_requests=None,
         seconds_between_writes=None,
     )
+    _bound_hops(client.requester)
+    return client
 
 
 def _message(exc: GithubException) -> str:
@@ -108,6 +191,15 @@ def _rate_limit_wait(exc: GithubException) -> float | None:
         except ValueError:
             return 60.0
     return None
+
+
+def _asked_wait(exc: GithubException) -> str:
+    """ "(GitHub asked to wait 3600 s, longer than the 5 s waited out)", or ""."""
+    headers = {k.lower(): v for k, v in (exc.headers or {}).items()}
+    wait = retry_after(headers.get("retry-after"))
+    if wait is None or wait <= RETRY_WAIT:
+        return ""
+    return f" (GitHub asked to wait {wait:g} s, longer than the {RETRY_WAIT:g} s waited out)"
 
 
 def _refusal(exc: GithubException) -> CommentRefused | TokenRejected | None:
@@ -156,15 +248,20 @@ class CommentThread:
         if self._clock() > self._deadline:
             raise GitHubUnavailable(f"gave up before {what}: GitHub has not answered in time")
         try:
-            return fn()
+            with time_limit(CALL_LIMIT):
+                return fn()
         except GithubException as exc:
             refused = _refusal(exc)
             if refused is not None:
                 raise refused from exc
-            raise GitHubUnavailable(f"{what} failed: HTTP {exc.status}: {_message(exc)}") from exc
+            raise GitHubUnavailable(f"{what} failed: HTTP {exc.status}: {_message(exc)}{_asked_wait(exc)}") from exc
         except requests.RequestException as exc:
             # Retries exhausted (RetryError), connection refused, timeout.
             raise GitHubUnavailable(f"{what} failed: {type(exc).__name__}") from exc
+        except DeadlineExceeded as exc:
+            raise GitHubUnavailable(f"{what} failed: no complete answer within {CALL_LIMIT:g} s") from exc
+        except ValueError as exc:  # a body that is not the JSON it claims to be (a truncated answer)
+            raise GitHubUnavailable(f"{what} failed: GitHub's answer was not valid JSON") from exc
 
     def identity(self) -> str:
         """The token's login: the comments of this login, and no one else's, are ours.
@@ -180,10 +277,12 @@ class CommentThread:
 
     def _viewer_login(self) -> str | None:
         try:
-            _, data = self._gh.requester.graphql_query("query { viewer { __typename login } }", {})
+            with time_limit(CALL_LIMIT):
+                _, data = self._gh.requester.graphql_query("query { viewer { __typename login } }", {})
             viewer = data["data"]["viewer"]
             kind, login = viewer.get("__typename"), viewer["login"]
-        except (GithubException, requests.RequestException, KeyError, TypeError, AttributeError):
+        except (GithubException, requests.RequestException, DeadlineExceeded, ValueError, LookupError, TypeError,
+                AttributeError):  # fmt: skip
             return None
         if not isinstance(login, str) or not login:
             return None
@@ -196,7 +295,12 @@ class CommentThread:
         level = quiet.level
         quiet.setLevel(logging.ERROR)
         try:
-            return str(self._gh.get_user().login)
+            with time_limit(CALL_LIMIT):
+                return str(self._gh.get_user().login)
+        except DeadlineExceeded as exc:
+            raise GitHubUnavailable(f"GET /user failed: no complete answer within {CALL_LIMIT:g} s") from exc
+        except ValueError as exc:
+            raise GitHubUnavailable("GET /user failed: GitHub's answer was not valid JSON") from exc
         except GithubException as exc:
             if exc.status in (401, 403, 404):
                 return None
@@ -267,8 +371,13 @@ class CommentThread:
                 break
             try:
                 self._pace_write()
-                created = self._issue.create_comment(body)
+                with time_limit(CALL_LIMIT):
+                    created = self._issue.create_comment(body)
                 return CommentOutcome("created", created.id, created.html_url)
+            except DeadlineExceeded:
+                wait, failure = None, f"no complete answer within {CALL_LIMIT:g} s"
+            except ValueError:
+                wait, failure = None, "GitHub's answer was not valid JSON"
             except GithubException as exc:
                 refused = _refusal(exc)
                 if refused is not None:
