@@ -263,3 +263,79 @@ def test_the_token_goes_only_in_the_authorization_header(fake_github) -> None:
     for r in fake_github.requests:
         assert r.authorization in ("token test-token", "Bearer test-token")
         assert "test-token" not in r.path + str(r.query) + str(r.body)
+
+
+# --- Issue 17: answers that never end, never settle, or ask for an hour ---------------------------
+
+
+def test_a_comments_list_trickling_a_byte_at_a_time_ends_at_the_call_limit_not_per_read(
+    fake_github, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import leaderboard.action.github_api as github_api
+
+    monkeypatch.setattr(github_api, "CALL_LIMIT", 1.5)
+    for i in range(3):
+        fake_github.add_comment(REPO, PR, f"review note {i}", login="reviewer")
+    fake_github.trickle.append((r".*/comments", 0.05))  # each read gets a byte well within the 5 s read timeout
+    start = time.monotonic()
+    with pytest.raises(GitHubUnavailable, match=r"listing the PR's comments failed: no complete answer within 1.5 s"):
+        thread(fake_github).upsert(BODY)
+    assert time.monotonic() - start < 5
+    assert writes(fake_github) == []
+
+
+def test_a_comments_list_answering_202_forever_is_given_up_after_a_few_tries(
+    fake_github, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import github.Consts
+
+    from leaderboard.action.github_api import MAX_HOPS
+
+    monkeypatch.setattr(github.Consts, "PROCESSING_202_WAIT_TIME", 0.01)  # PyGithub's 2 s between tries
+    fake_github.faults.append(Fault("GET", r".*/comments", 202, times=1000, body={}))
+    with pytest.raises(GitHubUnavailable, match=r"HTTP 202: GitHub answered 202 \(still processing\) 4 times"):
+        thread(fake_github).upsert(BODY)
+    assert len(fake_github.calls("GET")) == MAX_HOPS + 1
+    assert writes(fake_github) == []
+
+
+def test_a_redirect_loop_on_the_comments_list_is_an_error_not_a_recursion_error(fake_github) -> None:
+    comments = f"/repos/{REPO}/issues/{PR}/comments"
+    fake_github.faults += [
+        Fault("GET", comments, 301, times=1000, headers={"Location": f"{fake_github.url}/moved"}),
+        Fault("GET", "/moved", 301, times=1000, headers={"Location": f"{fake_github.url}{comments}"}),
+    ]
+    with pytest.raises(GitHubUnavailable, match=r"HTTP 301: GitHub answered 301 \(moved\)"):
+        thread(fake_github).upsert(BODY)
+    assert len(fake_github.calls("GET")) < 10
+
+
+def test_a_redirect_to_another_host_is_an_error_and_the_token_stays_home(fake_github) -> None:
+    fake_github.faults.append(
+        Fault("GET", r".*/comments", 301, times=10, headers={"Location": "http://evil.example/steal"})
+    )
+    with pytest.raises(GitHubUnavailable, match=r"HTTP 301: Github server redirected from host 127.0.0.1 to evil"):
+        thread(fake_github).upsert(BODY)
+
+
+@pytest.mark.parametrize("status", [403, 429, 503])
+def test_a_retry_after_of_an_hour_is_not_waited_out_but_said(fake_github, status: int) -> None:
+    fake_github.faults.append(Fault("GET", r".*/comments", status, times=10, headers={"Retry-After": "3600"}))
+    start = time.monotonic()
+    with pytest.raises(GitHubUnavailable, match=r"asked to wait 3600 s, longer than the 5 s waited out"):
+        thread(fake_github).upsert(BODY)
+    assert time.monotonic() - start < 5
+    assert len(fake_github.calls("GET")) == 1  # no retry either: GitHub asked for an hour
+
+
+def test_a_short_retry_after_is_waited_out_and_the_read_retried(fake_github) -> None:
+    fake_github.faults.append(Fault("GET", r".*/comments", 429, times=1, headers={"Retry-After": "1"}))
+    assert thread(fake_github).upsert(BODY).action == "created"
+    assert len(fake_github.calls("GET")) == 2
+
+
+def test_a_truncated_comments_list_is_an_error_not_a_json_traceback(fake_github) -> None:
+    fake_github.faults.append(Fault("GET", r".*/comments", 200, times=10, body=b'[{"id": 1, "body": "<!-- lea'))
+    with pytest.raises(GitHubUnavailable, match="listing the PR's comments failed: GitHub's answer was not valid JSON"):
+        thread(fake_github).upsert(BODY)
+    assert writes(fake_github) == []
