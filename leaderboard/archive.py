@@ -6,10 +6,15 @@ but a plain file or a directory), when it is encrypted, when two members have
 the same name, or when the files or their total size exceed the limits. While
 writing, the bytes actually produced are counted too, so a member that holds
 more than its header declares cannot fill the disk.
+
+A member whose name the file system cannot hold (a component over 255 bytes, a path over 1 KiB)
+is written under a short name made from a hash of its own, keeping its suffix, so that it is
+still read, by name or by content; :func:`extract_named` says which file holds which member.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import stat
@@ -21,6 +26,9 @@ from pathlib import Path, PurePosixPath
 MAX_FILES = 1_000
 MAX_TOTAL_BYTES = 256 * 1024 * 1024
 _CHUNK = 1024 * 1024
+NAME_MAX = 255  # bytes in one path component (Linux and macOS file systems)
+PATH_BUDGET = 1024  # bytes of a member's path below the destination (PATH_MAX is 4096)
+LONG_NAMES = "long-names~"  # where members with names too long for the file system are written
 
 
 class UnsafeArchive(ValueError):
@@ -91,6 +99,16 @@ def check_members(
     return files
 
 
+def _disk_path(relative: PurePosixPath) -> PurePosixPath:
+    """Where a member is written: its own path when the file system can hold it, else a short one."""
+    fits = all(len(part.encode("utf-8", "surrogatepass")) <= NAME_MAX for part in relative.parts)
+    if fits and len(relative.as_posix().encode("utf-8", "surrogatepass")) <= PATH_BUDGET:
+        return relative
+    digest = hashlib.sha256(relative.as_posix().encode("utf-8", "surrogatepass")).hexdigest()[:20]
+    suffix = relative.suffix if len(relative.suffix) <= 16 else ""
+    return PurePosixPath(LONG_NAMES, digest + suffix)
+
+
 def safe_extract(
     data: bytes | os.PathLike[str] | str,
     destination: str | os.PathLike[str],
@@ -102,15 +120,24 @@ def safe_extract(
     member lies about its size while being written, what was written is left for the caller's
     temporary directory to remove) and when it is not a zip archive at all.
     """
+    return sorted(extract_named(data, destination, limits))
+
+
+def extract_named(
+    data: bytes | os.PathLike[str] | str,
+    destination: str | os.PathLike[str],
+    limits: ArchiveLimits = ArchiveLimits(),
+) -> dict[Path, str]:
+    """As :func:`safe_extract`; each file written with the member's name in the archive (``/``-separated)."""
     root = Path(destination).resolve()
     source = io.BytesIO(data) if isinstance(data, bytes) else data
     try:
         with zipfile.ZipFile(source) as archive:
             members = check_members(archive, limits)
-            written: list[Path] = []
+            written: dict[Path, str] = {}
             budget = limits.max_total_bytes
             for info, relative in members:
-                target = root.joinpath(*relative.parts)
+                target = root.joinpath(*_disk_path(relative).parts)
                 if not target.resolve().is_relative_to(root):  # belt and braces: the checks above forbid it
                     raise UnsafeArchive(f"member {info.orig_filename!r}: resolves outside the destination")
                 target.parent.mkdir(parents=True, exist_ok=True)
@@ -120,9 +147,9 @@ def safe_extract(
                         if budget < 0:
                             raise UnsafeArchive(f"more than {limits.max_total_bytes} bytes unpacked")
                         out.write(chunk)
-                written.append(target)
+                written[target] = relative.as_posix()
     except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError) as exc:
         raise UnsafeArchive(f"not a readable zip archive: {exc}") from exc
     except (FileExistsError, NotADirectoryError, IsADirectoryError) as exc:
         raise UnsafeArchive(f"member names collide with each other: {exc.filename}") from exc
-    return sorted(written)
+    return written

@@ -242,7 +242,10 @@ class FakeGitHub:
                 with fake._lock:
                     answer = self._answer(method, parts, body, auth, fault)
                 if answer is not None:  # sent outside the lock: a slow answer holds up no other request
-                    self._send(*answer)
+                    try:
+                        self._send(*answer)
+                    except OSError:  # the client gave up waiting (a fault's delay)
+                        self.close_connection = True
 
             def _answer(
                 self, method: str, parts: Any, body: Any, auth: str | None, fault: Fault | None

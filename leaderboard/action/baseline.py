@@ -26,9 +26,11 @@ import dataclasses
 import glob
 import json
 import os
+import re
 import tempfile
 import time
 import urllib.parse
+import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -36,15 +38,18 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import requests
+import urllib3
 from github import Github, GithubException
 
-from ..archive import UnsafeArchive, safe_extract
+from ..archive import UnsafeArchive, extract_named
 from ..formats import ReadOptions, Session
 from ..formats.detect import detect
 from ..loading import FORMATS, load_runs
 from ..records import EvalRun
 from ..report.markdown import md_code, md_text
 from ..validation import InvalidEvalRuns
+from . import github_api
+from .deadline import DeadlineExceeded, time_limit
 from .github_api import _message, _rate_limit_wait
 from .settings import Settings
 
@@ -67,6 +72,16 @@ UPLOAD_FIX = (
     "an `actions/upload-artifact` step with `name: {artifact}` (see the README's baseline example)"
 )
 RETRY_FIX = "re-run the job; if it keeps happening, check https://www.githubstatus.com (or your GHES instance)"
+# The only addresses a reason or a fix may show as a link (their label already escaped): every other
+# URL in them is text, so that a message from GitHub or a file name cannot put a link in the comment.
+LINKS = {"https://www.githubstatus.com": "githubstatus\\.com"}
+# What may go into a link target: a commit SHA (SHA-1 or SHA-256 repositories), an https server
+# address as GITHUB_SERVER_URL gives it, an owner/name. Nothing that could end the link: no `)`,
+# space, `<`, quote or backslash.
+_SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+_SERVER_URL = re.compile(r"https://[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~-]+)*")
+_REPOSITORY = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+STORAGE_RETRIES = 2  # a 5xx or a dropped connection from the artifact's storage is tried again, as API reads are
 
 T = TypeVar("T")
 
@@ -128,15 +143,21 @@ class _Run:
     event: str
     conclusion: str | None
     created_at: datetime | None
-    html_url: str | None
     artifacts_url: str
     head_repository: str | None
 
     @staticmethod
     def parse(data: Mapping[str, Any], api_repo_url: str) -> _Run | None:
+        """The run, or None when its id is not a number or its ``head_sha`` not a commit SHA.
+
+        Its addresses are not taken from the answer: the artifacts are listed under the API's own
+        address and the run is linked from GITHUB_SERVER_URL, whatever ``artifacts_url`` and
+        ``html_url`` say (a link target from an answer could end the link and write markup).
+        """
         run_id, sha = data.get("id"), data.get("head_sha")
-        if not isinstance(run_id, int) or not isinstance(sha, str):
+        if not isinstance(run_id, int) or isinstance(run_id, bool) or not is_sha(sha):
             return None
+        assert isinstance(sha, str)
         head_repo = data.get("head_repository")
         return _Run(
             id=run_id,
@@ -145,8 +166,7 @@ class _Run:
             event=_str(data.get("event")) or "",
             conclusion=_str(data.get("conclusion")),
             created_at=_time(data.get("run_started_at") or data.get("created_at")),
-            html_url=_str(data.get("html_url")),
-            artifacts_url=_str(data.get("artifacts_url")) or f"{api_repo_url}/actions/runs/{run_id}/artifacts",
+            artifacts_url=f"{api_repo_url}/actions/runs/{run_id}/artifacts",
             head_repository=_str(head_repo.get("full_name")) if isinstance(head_repo, Mapping) else None,
         )
 
@@ -158,6 +178,10 @@ class _Artifact:
     size: int | None
     expired: bool
     download_url: str
+
+
+def is_sha(value: object) -> bool:
+    return isinstance(value, str) and _SHA.fullmatch(value) is not None
 
 
 def _str(value: object) -> str | None:
@@ -201,6 +225,8 @@ def resolve_baseline(
         return _ArtifactLookup(settings, client, pull_request_number, now, payload, clock).find()
     except _Missing as missing:
         return missing.outcome
+    except Exception as exc:  # noqa: BLE001 - the promise: nothing in the lookup fails the step
+        return NoBaseline(f"looking up the baseline failed unexpectedly ({type(exc).__name__})", RETRY_FIX)
 
 
 def load_baseline_files(patterns: tuple[str, ...], workspace: str, options: ReadOptions | None = None) -> Baseline:
@@ -246,7 +272,7 @@ def describe(baseline: Baseline | NoBaseline) -> str:
 def describe_markdown(baseline: Baseline | NoBaseline) -> str:
     """The baseline for the job summary: branch, linked short SHA, linked run, age, notes; or why none."""
     if isinstance(baseline, NoBaseline):
-        return f"**No baseline:** {md_text(baseline.reason)}.\n\n**Fix:** {md_text(baseline.fix)}."
+        return f"**No baseline:** {rich_text(baseline.reason)}.\n\n**Fix:** {rich_text(baseline.fix)}."
     if baseline.origin == "files":
         return md_text(describe(baseline))
     sha = md_code(baseline.short_sha or "?", table=False)
@@ -265,6 +291,24 @@ def describe_markdown(baseline: Baseline | NoBaseline) -> str:
     for note in baseline.notes:
         text += f"\n- ⚠️ {md_text(note[0].upper() + note[1:])}."
     return text
+
+
+def rich_text(text: str) -> str:
+    """A reason or a fix as markdown: its `code spans` as code, LINKS as links, the rest as inert text.
+
+    Every piece goes through :func:`md_code` or :func:`md_text`, so whatever a value inside it
+    holds (a backtick in a branch name, a URL in GitHub's message) shows as written and makes
+    no markup: at worst an unpaired backtick shows as a backtick.
+    """
+    parts = text.split("`")
+    if len(parts) % 2 == 0:  # an odd number of backticks: the last one is text
+        parts[-2:] = [parts[-2] + "`" + parts[-1]]
+    return "".join(md_code(part, table=False) if i % 2 else _linked(part) for i, part in enumerate(parts))
+
+
+def _linked(text: str) -> str:
+    pieces = re.split("(" + "|".join(re.escape(url) for url in LINKS) + ")", text)
+    return "".join(f"[{LINKS[piece]}]({piece})" if piece in LINKS else md_text(piece) for piece in pieces)
 
 
 def age_text(days: float) -> str:
@@ -330,7 +374,6 @@ class _ArtifactLookup:
             raise _Missing("GITHUB_REPOSITORY is not set", "run the action in a GitHub Actions workflow")
         self.gh = client
         self.repository = settings.repository
-        self.repo = client.get_repo(settings.repository)  # lazy: no request
         self.repo_url = f"{settings.api_url.rstrip('/')}/repos/{settings.repository}"
 
     # -- calls ------------------------------------------------------------------------------
@@ -339,8 +382,14 @@ class _ArtifactLookup:
         """One GitHub call; a refusal, a rate limit, an outage or the deadline become :class:`_Missing`."""
         if self.clock() > self.deadline:
             raise _Missing(f"GitHub has not answered in time (gave up before {what})", RETRY_FIX)
+        limit = github_api.CALL_LIMIT
         try:
-            return fn()
+            with time_limit(limit):
+                return fn()
+        except DeadlineExceeded as exc:
+            raise _Missing(f"{what} failed (no complete answer within {limit:g} s)", RETRY_FIX) from exc
+        except ValueError as exc:  # JSONDecodeError: a truncated or garbled answer
+            raise _Missing(f"{what} failed (GitHub's answer was not valid JSON)", RETRY_FIX) from exc
         except GithubException as exc:
             detail = f"HTTP {exc.status}: {_message(exc)}"
             if _rate_limit_wait(exc) is not None:
@@ -375,14 +424,15 @@ class _ArtifactLookup:
         if age is not None and age > STALE_DAYS:
             notes.append(f"older than {STALE_DAYS} days")
         server = self.settings.server_url.rstrip("/")
+        linked = _SERVER_URL.fullmatch(server) is not None and _REPOSITORY.fullmatch(self.repository) is not None
         return Baseline(
             runs=tuple(runs),
             origin="artifact",
             branch=pull.base_ref,
             sha=run.head_sha,
-            sha_url=f"{server}/{self.repository}/commit/{run.head_sha}",
+            sha_url=f"{server}/{self.repository}/commit/{run.head_sha}" if linked else None,
             run_id=run.id,
-            run_url=run.html_url or f"{server}/{self.repository}/actions/runs/{run.id}",
+            run_url=f"{server}/{self.repository}/actions/runs/{run.id}" if linked else None,
             created_at=run.created_at,
             is_merge_base=is_merge_base,
             age_days=age,
@@ -422,7 +472,10 @@ class _ArtifactLookup:
             f"reading pull request #{number}", f"{self.repo_url}/pulls/{number}", {},
             fix="give the job `permissions: pull-requests: read` (or write) and check `pr-number`",
         )  # fmt: skip
-        base, head = data.get("base") or {}, data.get("head") or {}
+        base = data.get("base") if isinstance(data, Mapping) else None
+        head = data.get("head") if isinstance(data, Mapping) else None
+        base = base if isinstance(base, Mapping) else {}
+        head = head if isinstance(head, Mapping) else {}
         if not _str(base.get("ref")):
             raise _Missing(f"pull request #{number} has no base branch in GitHub's answer", RETRY_FIX)
         return _Pull(str(base["ref"]), _str(base.get("sha")), _str(head.get("sha")))
@@ -431,15 +484,20 @@ class _ArtifactLookup:
         """The merge-base of the PR (GitHub's compare API), or None with a note saying why not."""
         if not (pull.base_sha and pull.head_sha):
             return None, ["merge-base unknown (the pull request's SHAs are not known)"]
-        base_sha, head_sha = pull.base_sha, pull.head_sha
+        base_sha, head_sha = (urllib.parse.quote(sha, safe="") for sha in (pull.base_sha, pull.head_sha))
         try:
-            sha = self._call(
-                "comparing the base and head commits",
-                lambda: self.repo.compare(base_sha, head_sha, comparison_commits_per_page=1).merge_base_commit.sha,
-            )
+            data = self._get(
+                "comparing the base and head commits", f"{self.repo_url}/compare/{base_sha}...{head_sha}",
+                {"per_page": 1},
+            )  # fmt: skip
         except _Missing as missing:  # the newest run on the base branch still serves
             return None, [f"merge-base unknown: {missing.outcome.reason}"]
-        return (sha if isinstance(sha, str) and sha else None), []
+        commit = data.get("merge_base_commit") if isinstance(data, Mapping) else None
+        sha = commit.get("sha") if isinstance(commit, Mapping) else None
+        if not is_sha(sha):
+            return None, ["merge-base unknown: GitHub's answer to the comparison names no merge-base commit"]
+        assert isinstance(sha, str)
+        return sha, []
 
     def _runs(self, workflow: str | int, branch: str, head_sha: str | None) -> list[_Run]:
         """One page of the workflow's successful runs on ``branch`` (at ``head_sha``), newest first.
@@ -479,7 +537,7 @@ class _ArtifactLookup:
             if item.get("expired") or (expires is not None and expires <= self.now):
                 expired = True
                 continue
-            url = _str(item.get("archive_download_url")) or f"{self.repo_url}/actions/artifacts/{item['id']}/zip"
+            url = f"{self.repo_url}/actions/artifacts/{item['id']}/zip"  # never an address from the answer
             size = item.get("size_in_bytes")
             return _Artifact(int(item["id"]), self.name, size if isinstance(size, int) else None, False, url), expired
         return None, expired
@@ -543,18 +601,24 @@ class _ArtifactLookup:
             raise _Missing(f"{what}: GitHub answered HTTP {status} without a download address", RETRY_FIX)
         with tempfile.TemporaryDirectory(prefix="leaderboard-baseline-") as tmp:
             archive = Path(tmp) / "artifact.zip"
-            fetch_without_credentials(location, archive, clock=self.clock)
+            fetch_without_credentials(location, archive)
             unpacked = Path(tmp) / "unpacked"
             unpacked.mkdir()
             try:
-                written = safe_extract(archive, unpacked)
+                written = extract_named(archive, unpacked)
             except UnsafeArchive as exc:
                 raise _Missing(
                     f"artifact `{artifact.name}` was refused: {exc}",
                     "upload the EvalRun files as plain files (actions/upload-artifact with a `path:` of the files)",
                 ) from exc
-            # EvalRun files by name, a harness's own files (Inspect .eval, OpenAI evals .log) by content.
-            relative = [p.relative_to(unpacked).as_posix() for p in written if p.suffix.lower() in FORMATS or detect(p)]
+            # A member is written under its own name unless that is too long for the file system
+            # (then under a short one): the names said are always the archive's.
+            names = {p.relative_to(unpacked).as_posix(): member for p, member in written.items()}
+            # EvalRun files by name, a harness's own files (Inspect .eval, OpenAI evals .log) by content;
+            # anything else (a zip of transcripts, a README) is ignored.
+            relative = sorted(
+                p.relative_to(unpacked).as_posix() for p in written if p.suffix.lower() in FORMATS or _harness_file(p)
+            )
             if not relative:
                 raise _Missing(
                     f"artifact `{artifact.name}` holds no eval results (EvalRun .json, .jsonl, .csv or harness files)",
@@ -564,12 +628,33 @@ class _ArtifactLookup:
                 session = Session(self.settings.read_options)  # read as `runs` is: same format, metric, filter
                 runs = load_runs([glob.escape(r) for r in relative], root=unpacked, session=session)
             except InvalidEvalRuns as exc:
-                first = "; ".join(str(p) for p in exc.problems[:3])
+                problems = [
+                    dataclasses.replace(p, file=names.get(p.file, p.file)) if p.file else p for p in exc.problems
+                ]
+                first = "; ".join(str(p) for p in problems[:3])
                 raise _Missing(
-                    f"artifact `{artifact.name}` holds invalid EvalRun data ({len(exc.problems)} problem(s): {first})",
-                    f"fix the eval output on `{branch}`: the action fails the base branch's own run on it",
+                    f"artifact `{artifact.name}` holds invalid EvalRun data ({len(problems)} problem(s): {first})",
+                    f"fix or leave out those files in the artifact `{artifact.name}` uploaded on `{branch}`: every "
+                    ".json, .jsonl and .csv file in it, and every harness file, is read as the baseline",
                 ) from exc
-        return runs, tuple(relative)
+        return runs, tuple(sorted(names[r] for r in relative))
+
+
+def _harness_file(path: Path) -> bool:
+    """Whether a file the artifact holds is a harness's output, by its content.
+
+    A zip is taken for an Inspect log only when it has an Inspect log's header member: an unrelated
+    zip beside the EvalRun files (``logs/raw-transcripts.zip``) is not eval results and is ignored.
+    """
+    kind = detect(path)
+    if kind != "inspect" or path.suffix.lower() == ".json":
+        return kind is not None
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = set(archive.namelist())
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+        return False
+    return "header.json" in members or "_journal/start.json" in members
 
 
 def _json_message(body: str) -> str:
@@ -589,40 +674,60 @@ class _NoCredentials(requests.auth.AuthBase):
 
 
 def fetch_without_credentials(
-    url: str, target: Path, *, limit: int = MAX_ZIP_BYTES, clock: Callable[[], float] = time.monotonic
+    url: str, target: Path, *, limit: int = MAX_ZIP_BYTES
 ) -> None:
     """Download ``url`` to ``target`` with no credentials, within ``limit`` bytes and DOWNLOAD_DEADLINE.
 
     The storage URL is signed by GitHub and lives a minute; it must not receive the token. A plain
     ``requests`` session is used, with ``trust_env`` off so that no ``.netrc`` entry is sent either
-    (on a redirect too); proxies and CA bundle are still taken from the environment.
+    (on a redirect too); proxies and CA bundle are still taken from the environment. A 5xx or a
+    dropped connection is tried again (STORAGE_RETRIES times, as the API's reads are). The deadline
+    is on the whole download, by the wall clock: a storage trickling a byte a second ends there.
     """
     fix = RETRY_FIX
-    started = clock()
+    deadline = DOWNLOAD_DEADLINE
     with requests.Session() as session:
         session.trust_env = False
         session.auth = _NoCredentials()
         session.proxies.update(requests.utils.get_environ_proxies(url))
+        retry = urllib3.Retry(
+            total=STORAGE_RETRIES,
+            backoff_factor=0.5,
+            backoff_max=github_api.RETRY_WAIT,
+            status_forcelist=list(range(500, 600)),
+            allowed_methods=frozenset({"GET"}),
+            raise_on_status=False,  # the last answer is looked at below
+            retry_after_max=int(github_api.RETRY_WAIT),
+        )
+        adapter = requests.adapters.HTTPAdapter(max_retries=retry)
+        session.mount("http://", adapter)
+        session.mount("https://", adapter)
         bundle = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
         if bundle:
             session.verify = bundle
         try:
-            with session.get(url, stream=True, timeout=DOWNLOAD_TIMEOUT, allow_redirects=True) as response:
-                if response.status_code != 200:
-                    raise _Missing(f"the artifact's storage answered HTTP {response.status_code}", fix)
-                declared = response.headers.get("Content-Length")
-                if declared and declared.isdigit() and int(declared) > limit:
-                    raise _Missing(f"the artifact's zip is {declared} bytes, more than the {limit} allowed",
-                                   "upload only the EvalRun files in it")  # fmt: skip
-                size = 0
-                with open(target, "wb") as out:
-                    for chunk in response.iter_content(chunk_size=256 * 1024):
-                        size += len(chunk)
-                        if size > limit:
-                            raise _Missing(f"the artifact's zip is more than the {limit} bytes allowed",
-                                           "upload only the EvalRun files in it")  # fmt: skip
-                        if clock() - started > DOWNLOAD_DEADLINE:
-                            raise _Missing(f"the artifact's download took more than {DOWNLOAD_DEADLINE:g} s", fix)
-                        out.write(chunk)
+            with time_limit(deadline):
+                _stream(session, url, target, limit)
+        except DeadlineExceeded as exc:
+            raise _Missing(f"the artifact's download took more than {deadline:g} s", fix) from exc
         except requests.RequestException as exc:
             raise _Missing(f"downloading the artifact from its storage failed ({type(exc).__name__})", fix) from exc
+
+
+def _stream(session: requests.Session, url: str, target: Path, limit: int) -> None:
+    fix = RETRY_FIX
+    with session.get(url, stream=True, timeout=DOWNLOAD_TIMEOUT, allow_redirects=True) as response:
+        if response.status_code != 200:
+            raise _Missing(f"the artifact's storage answered HTTP {response.status_code}", fix)
+        declared = response.headers.get("Content-Length")
+        if declared and declared.isdigit() and int(declared) > limit:
+            raise _Missing(f"the artifact's zip is {declared} bytes, more than the {limit} allowed",
+                           "upload only the EvalRun files in it")  # fmt: skip
+        size = 0
+        with open(target, "wb") as out:
+            for chunk in response.iter_content(chunk_size=256 * 1024):
+                size += len(chunk)
+                if size > limit:
+                    raise _Missing(f"the artifact's zip is more than the {limit} bytes allowed",
+                                   "upload only the EvalRun files in it")  # fmt: skip
+                out.write(chunk)
