@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from leaderboard.archive import ArchiveLimits, UnsafeArchive, safe_extract
+from leaderboard.archive import ArchiveLimits, UnsafeArchive, extract_named, safe_extract
 
 
 def make_zip(
@@ -140,3 +140,15 @@ def test_whatever_the_names_nothing_is_written_outside_the_destination(tmp_path:
     for path in out.parent.rglob("*"):
         assert path == out or path.resolve().is_relative_to(out.resolve()), path
     assert all(p.resolve().is_relative_to(out.resolve()) for p in written)
+
+
+def test_members_whose_names_the_file_system_cannot_hold_are_written_under_short_names(tmp_path: Path) -> None:
+    long_name = "results/" + "m" * 300 + ".jsonl"  # one component past 255 bytes
+    deep = "/".join(["d" * 200] * 25) + "/x.csv"  # a 5 KB path, past PATH_MAX
+    written = extract_named(make_zip({long_name: "a\n", deep: "b\n", "ok.json": "c\n"}), tmp_path)
+    assert sorted(written.values()) == sorted([long_name, deep, "ok.json"])
+    by_member = {member: path for path, member in written.items()}
+    assert by_member["ok.json"] == tmp_path / "ok.json"
+    assert by_member[long_name].suffix == ".jsonl" and by_member[deep].suffix == ".csv"  # still read by name
+    assert by_member[long_name].read_text() == "a\n" and by_member[deep].read_text() == "b\n"
+    assert all(len(p.name) <= 255 and p.is_relative_to(tmp_path) for p in written)

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -465,3 +467,241 @@ def test_a_storage_that_hangs_is_no_baseline_within_the_timeout(
     assert outcome.reason.startswith("downloading the artifact from its storage failed (")
     storage = [r for r in fake_github.requests if r.path.startswith("/storage/")]
     assert len(storage) == 1 + baseline_module.STORAGE_RETRIES  # tried again, as API reads are
+
+
+# --- Issue 17: hostile and malformed answers, slow storage, odd archives ------------------------
+
+
+def lookup(fake: FakeGitHub, **env: str) -> Baseline | NoBaseline | None:
+    return resolve_baseline(
+        settings_for(fake, **env), make_client(TOKEN, fake.url), 7, datetime.now(UTC), payload=PAYLOAD
+    )
+
+
+def with_merge_base_run(fake: FakeGitHub, archive: bytes = GOOD) -> dict:
+    fake.merge_bases[(BASE, HEAD)] = MERGE_BASE
+    return fake.add_run(MERGE_BASE, created_at=ago(1), artifacts={ARTIFACT: archive})
+
+
+@pytest.mark.parametrize("answer", [{}, [], [{"merge_base_commit": {"sha": MERGE_BASE}}],
+                                    {"merge_base_commit": {"sha": "a1b2c3d) ![x](https://evil.example/x.png"}}],
+                         ids=["empty-object", "list", "list-of-objects", "not-a-sha"])  # fmt: skip
+def test_a_malformed_compare_answer_leaves_the_merge_base_unknown_and_the_newest_run_serves(
+    fake_github: FakeGitHub, answer: object
+) -> None:
+    run = with_merge_base_run(fake_github)
+    fake_github.faults.append(Fault("GET", r".*/compare/.*", 200, body=answer))
+    outcome = lookup(fake_github)
+    assert isinstance(outcome, Baseline) and outcome.run_id == run["id"] and outcome.is_merge_base is None
+    assert outcome.notes == ("merge-base unknown: GitHub's answer to the comparison names no merge-base commit",)
+
+
+@pytest.mark.parametrize(
+    ("fault", "said"),
+    [
+        (Fault("GET", r".*/runs", 200, times=5, body=b'{"total_count": 3, "workflow_runs": [{"id": 1, "head_'),
+         "listing the runs of workflow leaderboard.yml on main failed (GitHub's answer was not valid JSON)"),
+        (Fault("GET", r".*/runs", 200, times=5, body=[1, 2]), "no successful run of `leaderboard.yml` on `main`"),
+        (Fault("GET", r".*/runs", 301, times=5, headers={"Location": "http://evil.example/runs"}),
+         "HTTP 301: Github server redirected from host 127.0.0.1 to evil.example"),
+        (Fault("GET", r".*/runs", 301, times=50, headers={"Location": "{api}/repos/octo/evals/actions/other"}),
+         "HTTP 301: GitHub answered 301 (moved) 4 times in a row"),
+        (Fault("GET", r".*/pulls/7", 200, times=5, body=["not", "a", "pull"]),
+         "pull request #7 has no base branch in GitHub's answer"),
+    ],
+    ids=["truncated-run-list", "run-list-is-a-list", "301-to-another-host", "301-loop", "pull-is-a-list"],
+)  # fmt: skip
+def test_a_malformed_lookup_answer_is_no_baseline_with_its_reason(
+    fake_github: FakeGitHub, fault: Fault, said: str
+) -> None:
+    with_merge_base_run(fake_github)
+    back = f"{fake_github.url}/repos/octo/evals/actions/workflows/leaderboard.yml/runs"
+    fault.headers = {k: v.replace("{api}", fake_github.url) for k, v in fault.headers.items()}
+    fake_github.faults += [fault, Fault("GET", r".*/actions/other", 301, times=50, headers={"Location": back})]
+    fake_github.add_pull(7, "main", BASE, HEAD)
+    payload = {"workflow_run": {"workflow_id": 161335}} if "pulls" in fault.path else PAYLOAD
+    outcome = resolve_baseline(
+        settings_for(fake_github, GITHUB_EVENT_NAME="workflow_run" if "pulls" in fault.path else "pull_request"),
+        make_client(TOKEN, fake_github.url), 7, datetime.now(UTC), payload=payload,
+    )  # fmt: skip
+    assert isinstance(outcome, NoBaseline), outcome
+    assert said in outcome.reason
+    assert len(fake_github.api_calls()) < 12
+
+
+def test_malformed_lookup_answers_leave_the_leaderboard_comment_a_leaderboard(
+    workspace: Path, fake_github: FakeGitHub
+) -> None:
+    with_merge_base_run(fake_github)
+    fake_github.faults += [
+        Fault("GET", r".*/compare/.*", 200, body=[]),
+        Fault("GET", r".*/runs", 200, times=5, body=b'{"workflow_runs": [{"id": 3'),
+    ]
+    first = run_with_artifact(workspace, fake_github, baseline_artifact="")  # the PR's leaderboard, before
+    assert first.code == 0 and len(fake_github.thread()) == 1
+
+    result = run_with_artifact(workspace, fake_github)
+
+    assert result.code == 0 and "Traceback" not in result.stdout + result.stderr
+    assert "failed unexpectedly" not in result.stdout
+    (warning,) = [a for a in result.annotations if a.startswith("::warning")]
+    assert "not valid JSON" in warning
+    (comment,) = fake_github.thread()
+    assert "## " in comment["body"] and "rejected" not in comment["body"].lower()
+    assert "**No baseline:**" in comment["body"]
+
+
+def test_a_lookup_answering_202_forever_is_given_up_after_a_few_tries(
+    fake_github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import github.Consts
+
+    monkeypatch.setattr(github.Consts, "PROCESSING_202_WAIT_TIME", 0.01)
+    with_merge_base_run(fake_github)
+    fake_github.faults += [Fault("GET", r".*/compare/.*", 202, times=100, body={}),
+                           Fault("GET", r".*/runs", 202, times=100, body={})]  # fmt: skip
+    outcome = lookup(fake_github)
+    assert isinstance(outcome, NoBaseline)
+    assert outcome.reason == (
+        "listing the runs of workflow leaderboard.yml on main failed (HTTP 202: GitHub answered 202 "
+        "(still processing) 4 times in a row)"
+    )
+    assert len(fake_github.api_calls()) == 2 * 4
+
+
+def test_a_run_list_trickling_a_byte_at_a_time_ends_at_the_call_limit(
+    fake_github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from leaderboard.action import github_api
+
+    monkeypatch.setattr(github_api, "CALL_LIMIT", 1.0)
+    with_merge_base_run(fake_github)
+    fake_github.trickle.append((r".*/runs", 0.02))
+    started = time.monotonic()
+    outcome = lookup(fake_github)
+    assert isinstance(outcome, NoBaseline)
+    assert outcome.reason.endswith("on main failed (no complete answer within 1 s)")
+    assert time.monotonic() - started < 5
+
+
+def test_a_storage_trickling_a_byte_at_a_time_ends_at_the_download_deadline(
+    fake_github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(baseline_module, "DOWNLOAD_DEADLINE", 1.0)
+    with_merge_base_run(fake_github)
+    fake_github.trickle.append((r"/storage/.*", 0.01))  # a byte per 10 ms: no read ever times out
+    started = time.monotonic()
+    outcome = lookup(fake_github)
+    assert isinstance(outcome, NoBaseline) and outcome.reason == "the artifact's download took more than 1 s"
+    assert time.monotonic() - started < 5
+
+
+def test_a_transient_503_from_the_storage_is_retried_like_the_apis(fake_github: FakeGitHub) -> None:
+    with_merge_base_run(fake_github)
+    fake_github.faults.append(Fault("GET", r"/storage/.*", 503, times=1, message="Server Busy"))
+    outcome = lookup(fake_github)
+    assert isinstance(outcome, Baseline) and len(outcome.runs) == RECORDS
+    assert sum(r.path.startswith("/storage/") for r in fake_github.requests) == 2
+    assert_storage_never_saw_the_token(fake_github)
+
+
+def test_a_member_name_too_long_for_the_file_system_is_still_read_and_named_as_in_the_archive(
+    fake_github: FakeGitHub,
+) -> None:
+    name = "results/" + "m" * 250 + ".jsonl"  # a 256-byte file name: ENAMETOOLONG on disk
+    with_merge_base_run(fake_github, make_zip({name: EXAMPLE.read_text()}))
+    outcome = lookup(fake_github)
+    assert isinstance(outcome, Baseline), outcome
+    assert outcome.files == (name,) and len(outcome.runs) == RECORDS
+
+
+def test_an_unrelated_zip_beside_the_evalrun_files_is_ignored(fake_github: FakeGitHub) -> None:
+    transcripts = make_zip({"transcript-1.txt": "user: hi\nassistant: hello\n"})
+    with_merge_base_run(fake_github, make_zip({"results/mteb.jsonl": EXAMPLE.read_text(),
+                                               "logs/raw-transcripts.zip": transcripts}))  # fmt: skip
+    outcome = lookup(fake_github)
+    assert isinstance(outcome, Baseline), outcome
+    assert outcome.files == ("results/mteb.jsonl",) and len(outcome.runs) == RECORDS
+
+
+def test_invalid_data_in_the_artifact_names_the_files_and_a_true_fix(fake_github: FakeGitHub) -> None:
+    bad = '{"model_id": "m", "task_id": "t", "metric_name": "acc", "score": 7}\n'
+    with_merge_base_run(fake_github, make_zip({"results/mteb.jsonl": EXAMPLE.read_text(), "extra/old.jsonl": bad}))
+    outcome = lookup(fake_github)
+    assert isinstance(outcome, NoBaseline)
+    assert "(1 problem(s): extra/old.jsonl:1: score: 7 is outside [0, 1]" in outcome.reason
+    assert outcome.fix.startswith("fix or leave out those files in the artifact `eval-results` uploaded on `main`")
+    assert "fails the base branch's own run" not in outcome.fix
+
+
+HOSTILE_URL = (
+    "https://github.com/octo/evals/actions/runs/1) ![x](https://evil.example/x.png) [click](https://evil.example"
+)
+
+
+def test_run_addresses_from_the_api_never_reach_a_link_and_a_non_hex_sha_is_not_a_baseline(
+    fake_github: FakeGitHub,
+) -> None:
+    chosen = fake_github.add_run(NEWER, created_at=ago(2), artifacts={ARTIFACT: GOOD})
+    chosen["html_url"] = HOSTILE_URL
+    chosen["artifacts_url"] = "https://evil.example/artifacts"
+    fake_github.add_run("e" * 39 + ") [x](https://evil.example)", created_at=ago(1), artifacts={ARTIFACT: GOOD})
+    outcome = lookup(fake_github)
+    assert isinstance(outcome, Baseline) and outcome.sha == NEWER
+    assert outcome.run_url == f"https://github.com/octo/evals/actions/runs/{chosen['id']}"
+    assert outcome.sha_url == f"https://github.com/octo/evals/commit/{NEWER}"
+    html = gfm(baseline_module.describe_markdown(outcome))
+    assert "evil" not in html and "<img" not in html
+    assert re.findall(r'href="([^"]*)"', html) == [outcome.sha_url, outcome.run_url]
+
+
+def test_a_server_url_that_could_end_a_link_gives_no_links(fake_github: FakeGitHub) -> None:
+    with_merge_base_run(fake_github)
+    outcome = lookup(fake_github, GITHUB_SERVER_URL="https://github.com/x) ![x](https://evil.example/x.png")
+    assert isinstance(outcome, Baseline) and outcome.sha_url is None and outcome.run_url is None
+    html = gfm(baseline_module.describe_markdown(outcome))
+    assert "href" not in html and "<img" not in html and "a1b2c3d" in html
+
+
+def gfm(markdown: str) -> str:
+    import cmarkgfm
+    from cmarkgfm.cmark import Options
+
+    return cmarkgfm.github_flavored_markdown_to_html(markdown, options=Options.CMARK_OPT_UNSAFE)
+
+
+def test_no_baseline_shows_its_code_spans_as_code_and_the_status_page_as_a_link() -> None:
+    outcome = NoBaseline("no successful run of `leaderboard.yml` on `main` was found", baseline_module.RETRY_FIX)
+    markdown = baseline_module.describe_markdown(outcome)
+    html = gfm(markdown)
+    assert "<code>leaderboard.yml</code>" in html and "<code>main</code>" in html and "`" not in html
+    assert '<a href="https://www.githubstatus.com">githubstatus.com</a>' in html
+    assert "&#8203;" not in markdown.split("**Fix:**")[1].split("(or")[0]  # the link is whole
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["x` ![i](https://evil.example/i.png) `", "@octocat", "[a](https://evil.example)", "<img src=x>", "a`b",
+     "https://evil.example/x", "octo/evals#1", "`", "```"],
+)  # fmt: skip
+def test_values_inside_a_no_baseline_reason_make_no_markup(value: str) -> None:
+    outcome = NoBaseline(f"GitHub refused listing the runs on `{value}` (HTTP 403: {value})", "see `{value}`")
+    html = gfm(baseline_module.describe_markdown(outcome))
+    assert re.findall(r"<(/?[a-z]+)", html) == ["p", "strong", "/strong", "code", "/code", "/p",
+                                                "p", "strong", "/strong", "code", "/code", "/p"] or (
+        "<a" not in html and "<img" not in html and "user-mention" not in html
+    )  # fmt: skip
+    assert "<a" not in html and "<img" not in html
+    assert not re.search(r"(?<!&#8203;)@octocat", re.sub(r"<code>.*?</code>", "", html))
+
+
+def test_an_unexpected_failure_in_the_lookup_is_no_baseline_not_a_failed_step(
+    fake_github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(self: object, pull: object) -> None:
+        raise KeyError("surprise")
+
+    monkeypatch.setattr(baseline_module._ArtifactLookup, "_merge_base", broken)
+    outcome = lookup(fake_github)
+    assert isinstance(outcome, NoBaseline)
+    assert outcome.reason == "looking up the baseline failed unexpectedly (KeyError)"

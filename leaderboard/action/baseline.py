@@ -225,7 +225,7 @@ def resolve_baseline(
         return _ArtifactLookup(settings, client, pull_request_number, now, payload, clock).find()
     except _Missing as missing:
         return missing.outcome
-    except Exception as exc:  # noqa: BLE001 - the promise: nothing in the lookup fails the step
+    except Exception as exc:  # the promise: nothing in the lookup fails the step
         return NoBaseline(f"looking up the baseline failed unexpectedly ({type(exc).__name__})", RETRY_FIX)
 
 
@@ -673,9 +673,7 @@ class _NoCredentials(requests.auth.AuthBase):
         return r
 
 
-def fetch_without_credentials(
-    url: str, target: Path, *, limit: int = MAX_ZIP_BYTES
-) -> None:
+def fetch_without_credentials(url: str, target: Path, *, limit: int = MAX_ZIP_BYTES) -> None:
     """Download ``url`` to ``target`` with no credentials, within ``limit`` bytes and DOWNLOAD_DEADLINE.
 
     The storage URL is signed by GitHub and lives a minute; it must not receive the token. A plain

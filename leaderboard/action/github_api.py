@@ -137,7 +137,7 @@ def _bound_hops(requester: Requester) -> None:
             if top:
                 state.hops = None
 
-    setattr(requester, "_Requester__requestRaw", request_raw)
+    setattr(requester, "_Requester__requestRaw", request_raw)  # noqa: B010 - a mangled name mypy cannot see
 
 
 def make_client(token: str, api_url: str) -> Github:
