@@ -2,9 +2,11 @@
 
 Inspect's ``.eval`` logs are zips, and since inspect_ai 0.3.206 their members are compressed with
 Zstandard (zip method 93), which Python's ``zipfile`` reads only from 3.14 on. ``zipfile`` still
-parses the central directory; the members are decompressed here, by method, with the output capped
-as it is produced: the sizes an archive declares are never trusted, so an archive bomb stops at the
-cap with an error instead of filling the runner's memory.
+parses the central directory; the members are decompressed here, by method, a chunk at a time with
+the output capped as it is produced, so an archive bomb stops with an error instead of filling the
+runner's memory. The sizes an archive declares are used only to refuse sooner: a member declaring
+more than the limit is refused before a byte is inflated, and one inflating past what it declares
+(a header that lies) as soon as it does.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import BinaryIO, cast
 
 import zstandard
 
@@ -68,26 +71,47 @@ class BoundedZip:
     def names(self) -> list[str]:
         return list(self._infos)
 
-    def read(self, name: str) -> bytes:
-        """The member's bytes, decompressed within the limits; CRC-checked."""
+    def read(self, name: str) -> bytearray:
+        """The member's bytes, decompressed within the limits; CRC-checked.
+
+        Refused before a byte is inflated when its header declares more than the limit, and as
+        soon as it produces more than its header declares (a header that lies about a bomb): the
+        memory used is at most the smaller of the two, plus one chunk. Compressed data is read a
+        chunk at a time, so a member's compressed size does not count either.
+        """
         info = self._infos[name]
         if info.flag_bits & 0x1:
             raise ZipLimitError(f"{name} is encrypted")
         cap = min(self.limits.member_bytes, self.limits.total_bytes - self._read_total)
+        if info.file_size > cap:
+            raise _too_big(name, cap, self.limits)
         self._handle.seek(info.header_offset)
         header = self._handle.read(_LOCAL_HEADER.size)
         if len(header) != _LOCAL_HEADER.size or header[:4] != b"PK\x03\x04":
             raise ZipLimitError(f"{name}: bad local header")
         fields = _LOCAL_HEADER.unpack(header)
         self._handle.seek(fields[10] + fields[11], io.SEEK_CUR)  # past the name and the extra field
-        raw = self._handle.read(info.compress_size)
-        if len(raw) != info.compress_size:
-            raise ZipLimitError(f"{name}: the archive is truncated")
-        data = _decompress(name, info.compress_type, raw, cap, self.limits)
-        self._read_total += len(data)
-        if zlib.crc32(data) != info.CRC:
+        source = _Window(self._handle, info.compress_size, name)
+        data = _decompress(name, info.compress_type, source, info.file_size)
+        if len(data) != info.file_size or zlib.crc32(data) != info.CRC:
             raise ZipLimitError(f"{name}: CRC mismatch, the archive is damaged")
+        self._read_total += len(data)
         return data
+
+
+class _Window:
+    """The member's compressed bytes, read from the archive a chunk at a time (a file-like ``read``)."""
+
+    def __init__(self, handle: BinaryIO, size: int, name: str) -> None:
+        self._handle, self._left, self._name = handle, size, name
+
+    def read(self, size: int = -1) -> bytes:
+        want = self._left if size < 0 else min(size, self._left)
+        chunk = self._handle.read(want) if want else b""
+        if len(chunk) != want:
+            raise ZipLimitError(f"{self._name}: the archive is truncated")
+        self._left -= len(chunk)
+        return chunk
 
 
 def _too_big(name: str, cap: int, limits: ZipLimits) -> ZipLimitError:
@@ -99,31 +123,46 @@ def _too_big(name: str, cap: int, limits: ZipLimits) -> ZipLimitError:
     return ZipLimitError(f"{name} decompresses past the limit ({which}): refused as a possible archive bomb")
 
 
-def _decompress(name: str, method: int, raw: bytes, cap: int, limits: ZipLimits) -> bytes:
+def _lying(name: str, declared: int) -> ZipLimitError:
+    return ZipLimitError(
+        f"{name} decompresses past the {declared} bytes its header declares: refused as a possible archive bomb"
+    )
+
+
+def _decompress(name: str, method: int, source: _Window, declared: int) -> bytearray:
+    """At most ``declared`` bytes (the caller has checked it against the limits) and one more to tell."""
+    out = bytearray()
     if method == STORED:
-        if len(raw) > cap:
-            raise _too_big(name, cap, limits)
-        return raw
+        while chunk := source.read(_CHUNK):
+            out += chunk
+            if len(out) > declared:
+                raise _lying(name, declared)
+        return out
     if method == DEFLATED:
         inflater = zlib.decompressobj(-15)
         try:
-            out = inflater.decompress(raw, cap + 1)
+            while not inflater.eof:
+                feed = inflater.unconsumed_tail or source.read(_CHUNK)
+                # max_length bounds what one call may produce (a 1 MiB chunk of a bomb inflates to 1 GiB),
+                # and a chunk at a time keeps a whole second copy from ever being made.
+                piece = inflater.decompress(feed, min(_CHUNK, declared + 1 - len(out)))
+                out += piece
+                if len(out) > declared:
+                    raise _lying(name, declared)
+                if not (piece or feed):  # the data ended before the deflate stream did
+                    break
         except zlib.error as exc:
             raise ZipLimitError(f"{name}: damaged deflate data ({exc})") from None
-        if len(out) > cap:
-            raise _too_big(name, cap, limits)
         return out
     if method == ZSTANDARD:
-        parts: list[bytes] = []
-        size = 0
         try:
-            with zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True) as reader:
-                while chunk := reader.read(min(_CHUNK, cap + 1 - size)):
-                    parts.append(chunk)
-                    size += len(chunk)
-                    if size > cap:
-                        raise _too_big(name, cap, limits)
+            stream = cast(BinaryIO, source)  # it has the one method stream_reader calls: read(size)
+            with zstandard.ZstdDecompressor().stream_reader(stream, read_across_frames=True) as reader:
+                while chunk := reader.read(min(_CHUNK, declared + 1 - len(out))):
+                    out += chunk
+                    if len(out) > declared:
+                        raise _lying(name, declared)
         except zstandard.ZstdError as exc:
             raise ZipLimitError(f"{name}: damaged Zstandard data ({exc})") from None
-        return b"".join(parts)
+        return out
     raise ZipLimitError(f"{name}: compression method {method} is not supported (stored, deflate and zstd are)")
