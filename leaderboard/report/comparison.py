@@ -101,22 +101,34 @@ def ordered(comparison: Comparison) -> list[ModelChange]:
 
 def headline(comparison: Comparison) -> str:
     """ "2 models regressed, 1 improved, 12 no detectable change." or "No detectable change in any of 15 models.\""""
-    total = len(comparison.models)
-    if total == 0:
+    if not comparison.models:
         return "No model is in both the baseline and this run: nothing was compared."
+    # A model in both runs but with no task in both (the tasks renamed) was not compared at all.
+    idle = not_compared(comparison)
+    total = len(comparison.models) - idle
+    if total == 0:
+        which = "the one model" if idle == 1 else f"any of the {_count(idle)} models"
+        return f"No task is in both the baseline and this run for {which} in both: nothing was compared."
+    left_out = f" ({_count(idle)} more not compared: no shared tasks)" if idle else ""
     counts = [
         (comparison.count("regressed"), "regressed"),
         (comparison.count("improved"), "improved"),
         (comparison.count("within tolerance"), "lower within the tolerance"),
-        (comparison.count("no detectable change") + comparison.count("unchanged"), "no detectable change"),
+        (comparison.count("no detectable change") - idle + comparison.count("unchanged"), "no detectable change"),
     ]
     if sum(n for n, _ in counts[:3]) == 0:
-        return f"No detectable change in {'the one model' if total == 1 else f'any of {_count(total)} models'}."
+        some = "the one model" if total == 1 else f"any of {_count(total)} models"
+        return f"No detectable change in {some}{left_out}."
     parts = [(n, what) for n, what in counts if n]
     words = [f"{count(parts[0][0], 'model')} {parts[0][1]}"] + [f"{_count(n)} {what}" for n, what in parts[1:]]
     if counts[0][0]:
         words[0] = f"**{words[0]}**"
-    return ", ".join(words) + "."
+    return ", ".join(words) + left_out + "."
+
+
+def not_compared(comparison: Comparison) -> int:
+    """Models in both runs that share no task with their baseline: in the table, but not compared."""
+    return sum(m.n_shared == 0 for m in comparison.models)
 
 
 def rule_text(comparison: Comparison, *, extended: bool = False) -> str:
@@ -311,11 +323,12 @@ def comparison_dict(comparison: Comparison) -> dict[str, object]:
             "min_shared_for_significance": min_tasks(comparison.alpha),
         },
         "counts": {
-            "compared": len(comparison.models),
+            "compared": len(comparison.models) - not_compared(comparison),
+            "not_compared": not_compared(comparison),
             "regressed": comparison.count("regressed"),
             "within_tolerance": comparison.count("within tolerance"),
             "improved": comparison.count("improved"),
-            "no_detectable_change": comparison.count("no detectable change"),
+            "no_detectable_change": comparison.count("no detectable change") - not_compared(comparison),
             "unchanged": comparison.count("unchanged"),
             "new_models": len(comparison.new_models),
             "removed_models": len(comparison.removed_models),

@@ -19,7 +19,7 @@ from ..stats.resampling import EXACT_LIMIT, EXACT_PAIR_LIMIT
 from ..stats.significance import EXACT_MAX_NONZERO, MC_RESAMPLES, METHOD_NAMES, NORMAL_MIN_EFFECTIVE, min_tasks
 
 REPORT_SCHEMA = "leaderboard-action/report"
-REPORT_SCHEMA_VERSION = 2
+REPORT_SCHEMA_VERSION = 3
 _PAIRS_PER_WRITE = 4096
 
 
