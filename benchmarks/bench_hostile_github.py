@@ -158,8 +158,15 @@ def github_cases() -> None:
         outcome = resolve_baseline(settings, make_client("test-token", fake.url), 7, datetime.now(UTC), payload=payload)
         return f"no baseline: {outcome.reason}" if isinstance(outcome, NoBaseline) else "baseline found"
 
+    def trickled_comments(fake: FakeGitHub) -> None:
+        for i in range(3):
+            fake.add_comment("octo/evals", 7, f"review note {i}", login="reviewer")
+        fake.trickle.append((r".*/comments", 1.0))
+
     cases: list[tuple[str, Callable[[FakeGitHub], None], Callable[[FakeGitHub], str]]] = [
-        ("comments list at 1 byte/s", lambda f: f.trickle.append((r".*/comments", 1.0)), upsert),
+        ("comments list (3 comments) at 1 byte/s", trickled_comments, upsert),
+        ("the comment's create at 1 byte/s, then the list looked at again",
+         lambda f: f.trickle.append((r".*/comments", 1.0)), upsert),
         ("comments list answering 202 forever", lambda f: f.faults.append(Fault("GET", ".*/comments", 202, 10**6)),
          upsert),
         ("comments list 403 + Retry-After: 3600",
