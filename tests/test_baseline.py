@@ -685,14 +685,11 @@ def test_no_baseline_shows_its_code_spans_as_code_and_the_status_page_as_a_link(
      "https://evil.example/x", "octo/evals#1", "`", "```"],
 )  # fmt: skip
 def test_values_inside_a_no_baseline_reason_make_no_markup(value: str) -> None:
-    outcome = NoBaseline(f"GitHub refused listing the runs on `{value}` (HTTP 403: {value})", "see `{value}`")
+    outcome = NoBaseline(f"GitHub refused listing the runs on `{value}` (HTTP 403: {value})", f"see `{value}`")
     html = gfm(baseline_module.describe_markdown(outcome))
-    assert re.findall(r"<(/?[a-z]+)", html) == ["p", "strong", "/strong", "code", "/code", "/p",
-                                                "p", "strong", "/strong", "code", "/code", "/p"] or (
-        "<a" not in html and "<img" not in html and "user-mention" not in html
-    )  # fmt: skip
-    assert "<a" not in html and "<img" not in html
-    assert not re.search(r"(?<!&#8203;)@octocat", re.sub(r"<code>.*?</code>", "", html))
+    assert set(re.findall(r"<(/?[a-z]+)", html)) <= {"p", "/p", "strong", "/strong", "code", "/code"}
+    outside_code = re.sub(r"<code>.*?</code>", "", html, flags=re.S)
+    assert "@octocat" not in outside_code.replace("@&#8203;octocat", "").replace("@\u200boctocat", "")
 
 
 def test_an_unexpected_failure_in_the_lookup_is_no_baseline_not_a_failed_step(
