@@ -162,7 +162,8 @@ def main() -> int:
         # Leave the daemon as it was found: the base (the stand-in included) and the image present.
         docker("load", "-i", str(base_tar))
 
-    print("\n| Image | Artifact | Image ready (archive loaded; built) | Run to the comment | Time to the first comment |")
+    header = "| Image | Artifact | Image ready (archive loaded; built) | Run to the comment | Time to the first comment"
+    print(f"\n{header} |")
     print("|---|---|---:|---:|---:|")
     for kind in ("cold build", "prebuilt"):
         for label in ("example", "50 x 10,000"):
