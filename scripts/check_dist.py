@@ -144,7 +144,7 @@ def check_install(wheel: Path, version: str) -> list[str]:
 
 
 def main() -> int:
-    dist = Path(sys.argv[1])
+    dist = Path(sys.argv[1]).resolve()
     version = package_version()
     wheels, sdists = sorted(dist.glob("*.whl")), sorted(dist.glob("*.tar.gz"))
     if len(wheels) != 1 or len(sdists) != 1:
