@@ -25,7 +25,7 @@ RUN python -m pip install --no-cache-dir --root-user-action=ignore --only-binary
 COPY leaderboard/ /action/leaderboard/
 COPY entrypoint.py /action/entrypoint.py
 # Byte-compiled once here rather than on every run (the container is thrown away after each step); keyed
-# by the sources' hashes, not their timestamps, so the same sources give the same files.
+# by the sources' hashes, not their timestamps, which a checkout does not keep.
 RUN python -m compileall -q --invalidation-mode unchecked-hash /action/leaderboard
 
 # No USER: GitHub runs Docker actions as the image's default user and documents that it must be root
