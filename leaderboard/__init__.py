@@ -17,7 +17,7 @@ from .stats.aggregation import (
 from .stats.comparison import Comparison, ModelChange, compare
 from .validation import InvalidEvalRuns, Problem, validate_runs
 
-__version__ = "0.1.0"
+__version__ = "1.0.0"
 
 __all__ = [
     "Comparison",

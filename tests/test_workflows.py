@@ -18,7 +18,8 @@ def our_steps(path: Path) -> list[dict]:
         step
         for job in workflow["jobs"].values()
         for step in job.get("steps", [])
-        if step.get("uses") == "./" or str(step.get("uses", "")).startswith("org/leaderboard-action@")
+        if step.get("uses") in ("./", "./.github/actions/leaderboard-dev")
+        or str(step.get("uses", "")).startswith("org/leaderboard-action@")
     ]
 
 
