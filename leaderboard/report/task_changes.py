@@ -346,10 +346,9 @@ def required_markdown(
 ) -> str:
     """The required tasks' verdict: failures as a table (model, task, score), or one line when all pass."""
     patterns = ", ".join(md_code(p, table=False) for p in check.patterns)
-    rule = (
-        f"every model must score at least {_value(check.threshold)} on each of the "
-        f"{count(len(check.tasks), 'task')} matching {patterns}"
-    )
+    n_tasks = len(check.tasks)
+    tasks = "the 1 task" if n_tasks == 1 else f"each of the {_n(n_tasks)} tasks"
+    rule = f"every model must score at least {_value(check.threshold)} on {tasks} matching {patterns}"
     if check.passed:
         return f"✅ **{REQUIRED_TITLE}**: all {count(len(check.models), 'model')} pass ({rule})."
     n = len(check.failures)
