@@ -25,9 +25,13 @@ REPORT_SCHEMA_VERSION = 3
 _PAIRS_PER_WRITE = 4096
 
 
-class CompactRows(list[object]):
-    """A list the report writes one compact line per element (indenting hundreds of thousands of
-    objects one key a line would take seconds): the task changes of issue 16."""
+class CompactRows(list[dict[str, object]]):
+    """Flat JSON objects, all with the same first key, that the report writes one a line.
+
+    Indenting hundreds of thousands of objects one key a line takes seconds (``json`` indents in
+    Python); these are encoded in one call of the C encoder and cut into lines at each object's
+    first key (the issue-16 task changes).
+    """
 
 
 def _compacted(value: object, found: list[CompactRows], nonce: str) -> object:
@@ -58,7 +62,11 @@ def _dumps(report: Mapping[str, object]) -> str:
         indent = " " * (len(line) - len(line.lstrip(" ")))
         if not rows:
             return "[]"
-        return "[\n" + ",\n".join(f"{indent}  {encode(r)}" for r in rows) + f"\n{indent}]"
+        # `}, {"first": ` cannot occur inside a JSON string (its quotes would be escaped): it is the
+        # boundary between two rows, and the only place to break the line.
+        first = "{" + encode(next(iter(rows[0]))) + ": "
+        body = encode(list(rows))[1:-1].replace("}, " + first, "},\n" + indent + "  " + first)
+        return f"[\n{indent}  {body}\n{indent}]"
 
     return re.sub(rf'"\\u0000compact-{nonce}-(\d+)\\u0000"', block, text)
 

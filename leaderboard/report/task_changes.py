@@ -19,9 +19,12 @@ from __future__ import annotations
 
 import html
 import json
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+
+import numpy as np
 
 from ..required import RequiredCheck, failure_dict
 from ..stats.comparison import Comparison, ModelChange
@@ -124,31 +127,44 @@ def _mark(flaky: bool) -> str:
 
 
 def _grouped(moves: Moves, limit: int | None, *, binary_values: bool) -> tuple[list[str], int]:
-    """0/1 flips as one line per category (most flips first), ids in task order; (lines, ids shown)."""
-    by: dict[str, list[int]] = {}
-    for k, category in enumerate(moves.categories):
-        by.setdefault(category, []).append(k)
-    # Within a category, task order (the moves come largest first; for 0/1 scores all but trials tie).
-    groups = sorted(by.items(), key=lambda item: (-len(item[1]), item[0]))
-    budget = len(moves) if limit is None else limit
-    lines = []
-    shown = 0
-    for category, members in groups:
-        if shown >= budget:
-            break
-        members = sorted(members, key=lambda k: moves.task_ids[k])[: budget - shown]
-        flaky = moves.flaky
-        cells = []
-        for k in members:
-            cell = _inline(moves.task_ids[k]) + _mark(bool(flaky and flaky[k]))
-            if binary_values and not (moves.base[k] in (0.0, 1.0) and moves.pr[k] in (0.0, 1.0)):
-                cell += f" ({_values(moves.base[k], moves.pr[k])})"
-            cells.append(cell)
-        shown += len(members)
-        total = len(by[category])
-        of = f"{_n(len(members))} of {_n(total)}" if len(members) < total else _n(total)
-        lines.append(f"- {md_code(category, table=False)} ({of}): " + ", ".join(cells))
-    return lines, shown
+    """0/1 flips as one line per category (most flips first), ids in task order; (lines, ids shown).
+
+    Only the ids shown are formatted: the order is found by numpy over all of them.
+    """
+    totals = Counter(moves.categories)
+    groups = sorted(totals, key=lambda c: (-totals[c], c))
+    rank = {c: k for k, c in enumerate(groups)}
+    n = len(moves)
+    ranks = np.fromiter(map(rank.__getitem__, moves.categories), dtype=np.int64, count=n)
+    # Task order within a category (the moves come largest first; for 0/1 scores all but trials tie).
+    by_task = np.argsort(np.array(moves.task_ids, dtype=object), kind="stable")
+    position = np.empty(n, dtype=np.int64)
+    position[by_task] = np.arange(n)
+    order = np.lexsort((position, ranks))
+    shown = order if limit is None else order[:limit]
+    flaky = moves.flaky
+    lines: list[str] = []
+    cells: list[str] = []
+    current = None
+    for k in shown.tolist():
+        category = moves.categories[k]
+        if category != current:
+            if cells:
+                lines.append(_category_line(current or "", cells, totals))
+            current, cells = category, []
+        cell = _inline(moves.task_ids[k]) + _mark(bool(flaky and flaky[k]))
+        if binary_values and not (moves.base[k] in (0.0, 1.0) and moves.pr[k] in (0.0, 1.0)):
+            cell += f" ({_values(moves.base[k], moves.pr[k])})"
+        cells.append(cell)
+    if cells:
+        lines.append(_category_line(current or "", cells, totals))
+    return lines, len(shown)
+
+
+def _category_line(category: str, cells: list[str], totals: Counter[str]) -> str:
+    total = totals[category]
+    of = f"{_n(len(cells))} of {_n(total)}" if len(cells) < total else _n(total)
+    return f"- {_inline(category)} ({of}): " + ", ".join(cells)
 
 
 def _table(moves: Moves, limit: int | None) -> list[str]:

@@ -22,9 +22,11 @@ of their order.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from operator import attrgetter
+from itertools import repeat
+from operator import attrgetter, itemgetter
 
 import numpy as np
 from numpy.typing import NDArray
@@ -116,21 +118,22 @@ class _Side:
 def _side(runs: Sequence[EvalRun], m_of: dict[str, int], t_of: dict[str, int], c_of: dict[str, int]) -> _Side:
     n_models, n_tasks = len(m_of), len(t_of)
     size = n_models * n_tasks
+    n = len(runs)
     scores_col = list(map(attrgetter("score"), runs))
     errors = list(map(attrgetter("error"), runs))
+    model = np.fromiter(map(m_of.get, map(attrgetter("model_id"), runs), repeat(-1)), dtype=np.int64, count=n)
+    task = np.fromiter(map(t_of.__getitem__, map(attrgetter("task_id"), runs)), dtype=np.int64, count=n)
+    category = np.fromiter(map(c_of.__getitem__, map(attrgetter("category"), runs)), dtype=np.int64, count=n)
     # A failed call (error True or a reason) says nothing about the answer: left out, as in the leaderboard.
-    keep = np.fromiter(
-        (s is not None and e is not True and not isinstance(e, str) for s, e in zip(scores_col, errors, strict=True)),
-        dtype=bool,
-        count=len(runs),
-    )
-    model = np.fromiter(map(lambda r: m_of.get(r.model_id, -1), runs), dtype=np.int64, count=len(runs))
-    keep &= model >= 0
-    kept = np.flatnonzero(keep).tolist()
-    task = np.fromiter((t_of[runs[i].task_id] for i in kept), dtype=np.int64, count=len(kept))
-    category = np.fromiter((c_of[runs[i].category] for i in kept), dtype=np.int64, count=len(kept))
-    score = np.fromiter((float(scores_col[i]) for i in kept), dtype=np.float64, count=len(kept))
-    model = model[np.asarray(kept, dtype=np.intp)]
+    if set(map(type, errors)) <= {bool} and not any(errors) and None not in scores_col:
+        score = np.array(scores_col, dtype=np.float64)
+        keep = model >= 0
+    else:
+        score = np.array([math.nan if v is None else v for v in scores_col], dtype=np.float64)
+        failed = np.fromiter((e is True or isinstance(e, str) for e in errors), dtype=bool, count=n)
+        keep = (model >= 0) & ~failed & ~np.isnan(score)
+    if not keep.all():
+        model, task, category, score = model[keep], task[keep], category[keep], score[keep]
     cell = model * n_tasks + task
     counts = np.bincount(cell, minlength=size)
     sums = np.bincount(cell, weights=score, minlength=size)
@@ -162,6 +165,14 @@ def _side(runs: Sequence[EvalRun], m_of: dict[str, int], t_of: dict[str, int], c
     )
 
 
+def _pick(names: Sequence[str], at: list[int]) -> tuple[str, ...]:
+    """``names`` at the positions ``at`` (itemgetter: in C)."""
+    if not at:
+        return ()
+    picked = itemgetter(*at)(names)
+    return (picked,) if len(at) == 1 else tuple(picked)
+
+
 def _moves(
     columns: NDArray[np.intp],
     order_key: FloatArray,
@@ -176,8 +187,8 @@ def _moves(
     columns = columns[np.argsort(order_key, kind="stable")]
     cats = np.where(pr.category[row, columns] >= 0, pr.category[row, columns], base.category[row, columns])
     return Moves(
-        task_ids=tuple(task_ids[c] for c in columns.tolist()),
-        categories=tuple(category_names[c] for c in cats.tolist()),
+        task_ids=_pick(task_ids, columns.tolist()),
+        categories=_pick(category_names, cats.tolist()),
         base=tuple(base.scores[row, columns].tolist()),
         pr=tuple(pr.scores[row, columns].tolist()),
         flaky=None if flaky is None else tuple(flaky[row, columns].tolist()),
@@ -194,8 +205,8 @@ def task_changes(
     base_runs, pr_runs = list(baseline_runs), list(runs)
     in_both = sorted(set(map(attrgetter("model_id"), base_runs)) & set(map(attrgetter("model_id"), pr_runs)))
     chosen = in_both if models is None else sorted(set(models) & set(in_both))
-    task_ids = sorted({r.task_id for r in (*base_runs, *pr_runs)})
-    category_names = sorted({r.category for r in (*base_runs, *pr_runs)})
+    task_ids = sorted(set(map(attrgetter("task_id"), base_runs)) | set(map(attrgetter("task_id"), pr_runs)))
+    category_names = sorted(set(map(attrgetter("category"), base_runs)) | set(map(attrgetter("category"), pr_runs)))
     m_of = {m: i for i, m in enumerate(chosen)}
     t_of = {t: i for i, t in enumerate(task_ids)}
     c_of = {c: i for i, c in enumerate(category_names)}
@@ -222,8 +233,8 @@ def task_changes(
                 n_shared=int(shared[k].sum()),
                 drops=_moves(down, diff[k, down], k, task_ids, category_names, base, pr, flaky),
                 gains=_moves(up, -diff[k, up], k, task_ids, category_names, base, pr, flaky),
-                only_run=tuple(task_ids[c] for c in np.flatnonzero(only_run[k]).tolist()),
-                only_baseline=tuple(task_ids[c] for c in np.flatnonzero(only_base[k]).tolist()),
+                only_run=_pick(task_ids, np.flatnonzero(only_run[k]).tolist()),
+                only_baseline=_pick(task_ids, np.flatnonzero(only_base[k]).tolist()),
             )
         )
     return TaskChanges(models=tuple(out))
