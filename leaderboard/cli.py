@@ -288,8 +288,7 @@ def _run(args: argparse.Namespace) -> int:
         status = 1
     if required is not None and not required.passed:
         for f in required.failures:
-            score = "no score (not run, or every call failed)" if f.score is None else f"score {f.score:.6g}"
-            print(f"required task failed: {printable(f.model_id)} on {printable(f.task_id)}: {score}", file=sys.stderr)
+            print(f"required task failed: {printable(f.model_id)} on {printable(f.task_id)}: {f.why}", file=sys.stderr)
         print(f"{len(required.failures)} required-task failure(s): failing (--required-tasks).", file=sys.stderr)
         status = 1
     return status

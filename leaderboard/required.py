@@ -41,11 +41,23 @@ class UnmatchedPatterns(ValueError):
 
 @dataclass(frozen=True, order=True)
 class RequiredFailure:
-    """A model below the threshold on a required task; ``score`` None: no score (not run, or every call failed)."""
+    """A model below the threshold on a required task; ``score`` None: no score.
+
+    ``ran`` tells the two kinds of no score apart: False, the model has no record of the task (not
+    run); True, every call of it failed.
+    """
 
     model_id: str
     task_id: str
     score: float | None
+    ran: bool = True
+
+    @property
+    def why(self) -> str:
+        """The score in words: ``score 0.5``, ``not run``, ``no score: every call failed``."""
+        if self.score is not None:
+            return f"score {self.score:.6g}"
+        return "no score: every call failed" if self.ran else "not run"
 
 
 @dataclass(frozen=True)
@@ -102,12 +114,16 @@ def check_required(
     m_of = {m: i for i, m in enumerate(models)}
     sums = np.zeros((len(models), len(tasks)))
     counts = np.zeros((len(models), len(tasks)), dtype=np.int64)
+    ran = np.zeros((len(models), len(tasks)), dtype=bool)
     rows: list[int] = []
     columns: list[int] = []
     values: list[float] = []
     for r in runs:
         column = t_of.get(r.task_id)
-        if column is None or r.score is None or r.failed:
+        if column is None:
+            continue
+        ran[m_of[r.model_id], column] = True
+        if r.score is None or r.failed:
             continue
         rows.append(m_of[r.model_id])
         columns.append(column)
@@ -120,7 +136,7 @@ def check_required(
         limit = np.full_like(scores, float(threshold))
         meets = scores >= limit - tie_tolerance(scores, limit)
     failures = tuple(
-        RequiredFailure(models[i], tasks[j], None if math.isnan(scores[i, j]) else float(scores[i, j]))
+        RequiredFailure(models[i], tasks[j], None if math.isnan(scores[i, j]) else float(scores[i, j]), bool(ran[i, j]))
         for i, j in zip(*np.nonzero(~meets), strict=True)
     )
     return RequiredCheck(patterns, float(threshold), tasks, models, failures)

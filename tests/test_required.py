@@ -39,12 +39,15 @@ def test_a_model_below_the_required_score_on_a_required_task_fails_with_its_scor
 
 def test_a_required_task_a_model_did_not_run_is_a_failure_with_no_score() -> None:
     check = check_required([*RUNS, run("c", "math/1", 1.0)], ["safety/1"])
-    assert check.failures == (RequiredFailure("c", "safety/1", None),)
+    assert check.failures == (RequiredFailure("c", "safety/1", None, ran=False),)
+    assert check.failures[0].why == "not run"
+    assert "| `c` | `safety/1` | not run |" in required_markdown(check)
 
 
 def test_a_required_task_whose_every_call_failed_has_no_score() -> None:
     runs = [run("a", "t", 1.0), run("b", "t", None, error="timeout")]
-    assert check_required(runs, ["t"]).failures == (RequiredFailure("b", "t", None),)
+    (failure,) = check_required(runs, ["t"]).failures
+    assert failure == RequiredFailure("b", "t", None, ran=True) and failure.why == "no score: every call failed"
 
 
 def test_a_pattern_matching_no_task_is_an_error_naming_it() -> None:

@@ -640,10 +640,9 @@ def _required_gate(settings: Settings, check: RequiredCheck | None) -> int:
     if check is None or check.passed:
         return 0
     for f in check.failures[:MAX_REQUIRED_ERRORS]:
-        score = "no score (not run, or every call failed)" if f.score is None else f"score {f.score:.6g}"
         annotate(
             "error",
-            f"{printable(f.model_id)} on required task {printable(f.task_id)}: {score}, below the required "
+            f"{printable(f.model_id)} on required task {printable(f.task_id)}: {f.why}, below the required "
             f"{check.threshold:g}",
             title="Required task failed",
         )

@@ -26,7 +26,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..required import RequiredCheck, failure_dict
+from ..required import RequiredCheck, RequiredFailure, failure_dict
 from ..stats.comparison import Comparison, ModelChange
 from ..stats.task_changes import ModelTaskChanges, Moves, TaskChanges
 from .comparison import MARKS, ordered, utf16_length
@@ -353,8 +353,10 @@ def newly_failing(changes: TaskChanges) -> dict[str, int]:
 # --- required tasks ---------------------------------------------------------------------------------
 
 
-def _score(score: float | None) -> str:
-    return "no score (not run, or every call failed)" if score is None else _value(score)
+def _score(failure: RequiredFailure) -> str:
+    if failure.score is None:
+        return "no score: every call failed" if failure.ran else "not run"
+    return _value(failure.score)
 
 
 def required_markdown(
@@ -375,9 +377,7 @@ def required_markdown(
 
     def text(rows: int) -> str:
         lines = ["| Model | Task | Score |", "|:------|:-----|------:|"]
-        lines += [
-            f"| {md_code(f.model_id)} | {md_code(f.task_id)} | {_score(f.score)} |" for f in check.failures[:rows]
-        ]
+        lines += [f"| {md_code(f.model_id)} | {md_code(f.task_id)} | {_score(f)} |" for f in check.failures[:rows]]
         more = f"\n\n…and {_n(n - rows)} more: {elsewhere}." if rows < n else ""
         return f"{head}\n\n" + "\n".join(lines) + more
 
