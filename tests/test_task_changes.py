@@ -200,8 +200,11 @@ def test_the_comment_section_stays_within_its_share_with_50_models_and_thousands
     assert "more models with task changes: the job summary and `leaderboard.md`" in text
     summary = summary_section(changes, comparison)
     assert len(summary.encode()) <= 192 * 1024
-    report = json.loads(render_json(analyse(pr, b=400, seed=0), baseline={"task_changes": task_changes_dict(changes)}))
+    written = render_json(analyse(pr, b=400, seed=0), baseline={"task_changes": task_changes_dict(changes)})
+    report = json.loads(written)
     models = report["baseline"]["task_changes"]["models"]
+    # One move a line.
+    assert len(re.findall(r'^ +\["task-\d+", "general", [01]\.0, [01]\.0, -?1\.0, null\],?$', written, re.M)) == 50 * n
     assert sum(len(m["dropped"]) + len(m["gained"]) for m in models) == 50 * n
     body = comment_body(
         analyse(pr, b=400, seed=0), key="k", title="t", run_url=None, sections=[text]
@@ -217,9 +220,8 @@ def test_the_json_report_has_every_move_with_base_pr_delta_and_flaky() -> None:
     assert report["schema_version"] == 3
     (m,) = report["baseline"]["task_changes"]["models"]
     assert m["scores"] == "continuous" and m["trials"] is True and m["flaky"] == 1
-    assert m["dropped"] == [
-        {"task_id": "t", "category": "general", "base": 0.5, "pr": 0.0, "delta": -0.5, "flaky": True}
-    ]
+    assert report["baseline"]["task_changes"]["columns"] == ["task_id", "category", "base", "pr", "delta", "flaky"]
+    assert m["dropped"] == [["t", "general", 0.5, 0.0, -0.5, True]]
 
 
 HOSTILE = [

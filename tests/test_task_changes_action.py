@@ -72,7 +72,8 @@ def test_the_comment_shows_which_tasks_moved_per_model_regressed_first(
     moved = {m["model_id"]: m for m in report["baseline"]["task_changes"]["models"]}
     # Largest drop first: the flaky task fell by 2/3 only, so it comes last.
     dropped = moved["org/regressed"]["dropped"]
-    assert len(dropped) == 12 and dropped[0]["delta"] == -1.0 and dropped[-1]["task_id"] == "astropy__000"
+    assert len(dropped) == 12 and dropped[0][4] == -1.0 and dropped[-1][:2] == ["astropy__000", "astropy"]
+    assert dropped[-1][5] is True and dropped[0][5] is False
     assert moved["org/regressed"]["flaky"] == 1 and moved["org/same"]["dropped"] == []
     assert "#### Which tasks moved" in result.summary
     assert "`sympy__020`" in (workspace / out["markdown"]).read_text()

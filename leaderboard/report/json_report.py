@@ -25,12 +25,12 @@ REPORT_SCHEMA_VERSION = 3
 _PAIRS_PER_WRITE = 4096
 
 
-class CompactRows(list[dict[str, object]]):
-    """Flat JSON objects, all with the same first key, that the report writes one a line.
+class CompactRows(list[tuple[object, ...]]):
+    """Flat rows (JSON arrays), each starting with a string, that the report writes one a line.
 
-    Indenting hundreds of thousands of objects one key a line takes seconds (``json`` indents in
-    Python); these are encoded in one call of the C encoder and cut into lines at each object's
-    first key (the issue-16 task changes).
+    Indenting hundreds of thousands of rows one value a line takes seconds (``json`` indents in
+    Python); these are encoded in one call of the C encoder and cut into lines between rows (the
+    issue-16 task changes).
     """
 
 
@@ -62,10 +62,9 @@ def _dumps(report: Mapping[str, object]) -> str:
         indent = " " * (len(line) - len(line.lstrip(" ")))
         if not rows:
             return "[]"
-        # `}, {"first": ` cannot occur inside a JSON string (its quotes would be escaped): it is the
-        # boundary between two rows, and the only place to break the line.
-        first = "{" + encode(next(iter(rows[0]))) + ": "
-        body = encode(list(rows))[1:-1].replace("}, " + first, "},\n" + indent + "  " + first)
+        # `], ["` cannot occur inside a JSON string (its quote would be escaped), nor inside a flat
+        # row: it is the boundary between two rows, and the only place to break the line.
+        body = encode(list(rows))[1:-1].replace('], ["', "],\n" + indent + '  ["')
         return f"[\n{indent}  {body}\n{indent}]"
 
     return re.sub(rf'"\\u0000compact-{nonce}-(\d+)\\u0000"', block, text)
