@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import random
 import re
+from pathlib import Path
 
 import cmarkgfm
 import pytest
 from cmarkgfm.cmark import Options
 
 from leaderboard import EvalRun
+from leaderboard.cli import main as cli_main
 from leaderboard.report.document import COMMENT_LIMIT, comment_body, comment_length
 from leaderboard.report.json_report import render_json
 from leaderboard.report.task_changes import (
@@ -267,3 +269,21 @@ def test_hostile_model_ids_are_escaped_in_the_html_summary() -> None:
     assert html_code(hostile) == "<code>&lt;b onmouseover=&quot;x&quot;&gt;@octo\\u202e&lt;/b&gt;</code>"
     m = task_changes(binary(hostile, {1}), binary(hostile, set())).of(hostile)
     assert "<code>&lt;b onmouseover" in model_block(m, None, COMMENT, "elsewhere")
+
+
+def test_the_cli_prints_the_section_and_writes_every_move_in_the_json_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def write(name: str, runs: list[EvalRun]) -> str:
+        rows = [{"model_id": r.model_id, "task_id": r.task_id, "metric_name": "acc", "score": r.score} for r in runs]
+        (tmp_path / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
+        return str(tmp_path / name)
+
+    base, pr = write("base.jsonl", binary("m", set(range(10)))), write("pr.jsonl", binary("m", {0, 1, 15}))
+    report = tmp_path / "r.json"
+    assert cli_main([pr, "--baseline", base, "--json", str(report), "--comment", str(tmp_path / "c.md")]) == 0
+    out = capsys.readouterr().out
+    assert "#### Which tasks moved" in out and "8 newly failing, 1 newly passing of 20 shared tasks" in out
+    assert "#### Which tasks moved" in (tmp_path / "c.md").read_text()
+    (m,) = json.loads(report.read_text())["baseline"]["task_changes"]["models"]
+    assert [row[0] for row in m["dropped"]] == [f"t{k:02d}" for k in range(2, 10)]
