@@ -7,7 +7,8 @@ workspace, ``comment: off``) is timed twice per repetition: as it is, and with t
 section switched off (``task_changes`` stubbed out), so the difference is what the section costs
 end to end: the computation, the three documents' sections and the JSON report's every flip.
 Then the comment section's size against its share, and the number of flips in the report.
-Medians of ``--repeat`` runs of each (alternating).
+Medians of ``--repeat`` runs of each (alternating), wall clock and the process's CPU time (the
+fairer figure on a machine shared with other jobs).
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ def write(path: Path, scores: np.ndarray) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
-def run_once(ws: Path, runner: Path, *, section: bool) -> tuple[float, str]:
+def run_once(ws: Path, runner: Path, *, section: bool) -> tuple[float, float]:
+    """(wall-clock s, CPU s of this process) of one whole action run."""
     output = runner / "output"
     output.write_text("")
     env = {
@@ -61,14 +63,14 @@ def run_once(ws: Path, runner: Path, *, section: bool) -> tuple[float, str]:
     if not section:
         action.task_changes = lambda *args, **kwargs: None  # type: ignore[assignment]
     try:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         with redirect_stdout(io.StringIO()):
             code = action.main(env)
-        elapsed = time.perf_counter() - start
+        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     finally:
         action.task_changes = saved
     assert code == 0, code
-    return elapsed, output.read_text()
+    return elapsed, cpu
 
 
 def main() -> None:
@@ -86,10 +88,14 @@ def main() -> None:
         write(ws / "baseline" / "base.jsonl", base)
         write(ws / "results" / "pr.jsonl", pr)
         times: dict[bool, list[float]] = {True: [], False: []}
+        cpus: dict[bool, list[float]] = {True: [], False: []}
         for _ in range(args.repeat):
             for section in (False, True):
-                times[section].append(run_once(ws, runner, section=section)[0])
+                wall, cpu = run_once(ws, runner, section=section)
+                times[section].append(wall)
+                cpus[section].append(cpu)
         with_section, without = statistics.median(times[True]), statistics.median(times[False])
+        cpu_with, cpu_without = statistics.median(cpus[True]), statistics.median(cpus[False])
         comment = (ws / ".leaderboard" / "leaderboard" / "comment.md").read_text()
         report = json.loads((ws / ".leaderboard" / "leaderboard" / "report.json").read_text())
         markdown = (ws / ".leaderboard" / "leaderboard" / "leaderboard.md").read_text()
@@ -97,9 +103,13 @@ def main() -> None:
     section = section[: section.index("### Leaderboard")] if "### Leaderboard" in section else section
     flips = sum(len(m["dropped"]) + len(m["gained"]) for m in report["baseline"]["task_changes"]["models"])
     print(f"{MODELS} models x {TASKS:,} tasks, {int(flip.sum()):,} flips; medians of {args.repeat}")
-    print(f"| whole run without the section | {without:.2f} s |")
-    print(f"| whole run with it | {with_section:.2f} s |")
-    print(f"| difference | {with_section - without:+.2f} s |")
+    print("| | wall clock | CPU (this process) |")
+    print("|---|---:|---:|")
+    print(f"| whole run without the section | {without:.2f} s | {cpu_without:.2f} s |")
+    print(f"| whole run with it | {with_section:.2f} s | {cpu_with:.2f} s |")
+    print(f"| difference | {with_section - without:+.2f} s | {cpu_with - cpu_without:+.2f} s |")
+    each = ", ".join(f"{a - b:+.2f}" for a, b in zip(times[True], times[False], strict=True))
+    print(f"| each run, with − without | {each} s |")
     print(f"| comment: section | {comment_length(section):,} of {COMMENT_SECTION_LIMIT:,} UTF-16 units |")
     print(f"| comment: whole | {comment_length(comment):,} of 65,536 |")
     print(f"| report: flips | {flips:,} |")

@@ -271,10 +271,15 @@ def _changes_markdown(
     order = [c.model_id for c in ordered(comparison)] if comparison is not None else sorted(changed)
     models = [changed[i] for i in order if i in changed] + [changed[i] for i in sorted(changed) if i not in order]
     head = [TITLE, _intro(changes, models)]
-    blocks = [model_block(m, verdicts.get(m.model_id), detail, elsewhere) for m in models]
+    blocks: dict[int, str] = {}  # rendered when first needed: most never are in a bounded document
+
+    def block(k: int) -> str:
+        if k not in blocks:
+            blocks[k] = model_block(models[k], verdicts.get(models[k].model_id), detail, elsewhere)
+        return blocks[k]
 
     def text(full: int, compact: int) -> str:
-        parts = [*head, *blocks[:full]]
+        parts = [*head, *(block(k) for k in range(full))]
         lines = [_compact_line(m, verdicts.get(m.model_id)) for m in models[full : full + compact]]
         if lines:
             parts.append("\n".join(lines))
@@ -283,7 +288,7 @@ def _changes_markdown(
             parts.append(f"{count(left, 'more model')} with task changes: {elsewhere}.")
         return "\n\n".join(p for p in parts if p)
 
-    if limit is None or measure(text(len(models), 0)) <= limit:
+    if limit is None:
         return text(len(models), 0)
     # Whole blocks in order while they fit, then one line per model, then a count.
     full = 0
