@@ -202,17 +202,18 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
         rank_by=settings.rank_by,
         correction=settings.correction,
     )
-    # Issue 9: the comparison with the baseline, shown right under the verdict of every document;
-    # issue 10: the composite ranking after it.
-    comparison = _compare(settings, baseline, runs, board)
-    # Issue 16: the tasks behind each change, and the required tasks (at the top of every document).
-    changes = None
-    if isinstance(baseline, Baseline) and comparison is not None:
-        changes = task_changes(baseline.runs, runs, models=[m.model_id for m in comparison.models])
+    # Issue 16: the required tasks first, so a glob matching nothing stops the run before the comparison.
     try:
         required = _required(settings, runs)
     except InvalidEvalRuns as exc:
         return _reject(settings, exc.problems, client_factory, what="in the input 'required-tasks'")
+    # Issue 9: the comparison with the baseline, shown right under the verdict of every document;
+    # issue 10: the composite ranking after it.
+    comparison = _compare(settings, baseline, runs, board)
+    # Issue 16: the tasks behind each change; the required tasks go at the top of every document.
+    changes = None
+    if isinstance(baseline, Baseline) and comparison is not None:
+        changes = task_changes(baseline.runs, runs, models=[m.model_id for m in comparison.models])
     sections = (
         _Sections.of(settings, baseline, comparison)
         .with_task_changes(changes, comparison)
