@@ -19,9 +19,15 @@ from .report.composite import ACCURACY_HEADING, composite_dict, composite_sectio
 from .report.document import COMMENT_KEY, Commit, comment_body, render_report
 from .report.json_report import write_json
 from .report.markdown import md_text
+from .report.task_changes import comment_section as tasks_comment_section
+from .report.task_changes import full_section as tasks_full_section
+from .report.task_changes import required_markdown, task_changes_dict
+from .required import DEFAULT_REQUIRED_SCORE, RequiredCheck, UnmatchedPatterns, check_required, required_dict
+from .required import split_patterns as split_required
 from .stats.aggregation import CORRECTIONS, RANK_BY, min_resamples, resample_advice
 from .stats.comparison import compare
-from .validation import InvalidEvalRuns
+from .stats.task_changes import task_changes
+from .validation import InvalidEvalRuns, printable
 
 BASELINE_TITLE = "Compared with the baseline"
 
@@ -46,6 +52,13 @@ def _samples(text: str) -> int:
 
 
 def _tolerance(text: str) -> float:
+    value = parse_decimal(text)
+    if value is None or not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number from 0 to 1 (score units), got {text!r}")
+    return value
+
+
+def _required_score(text: str) -> float:
     value = parse_decimal(text)
     if value is None or not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"must be a number from 0 to 1 (score units), got {text!r}")
@@ -129,6 +142,18 @@ def parser() -> argparse.ArgumentParser:
         help="a drop in mean score up to this much (score units, 0 to 1) is not a regression (default 0)",
     )
     p.add_argument("--fail-on-regression", action="store_true", help="exit 1 when a model regressed against --baseline")
+    p.add_argument(
+        "--required-tasks",
+        metavar="GLOBS",
+        help="newline- or comma-separated task-id globs every model must pass: exit 1 when a model scores below "
+        "--required-score on a matching task or did not run it (a glob matching no task is an error)",
+    )
+    p.add_argument(
+        "--required-score",
+        type=_required_score,
+        default=DEFAULT_REQUIRED_SCORE,
+        help="the score each model needs on every required task (0 to 1, default 1)",
+    )
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return p
 
@@ -140,6 +165,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         cli.error("--comment-key must be 1-100 letters, digits, '.', '_', '-' or '/', starting with a letter or digit")
     if args.fail_on_regression and not args.baseline:
         cli.error("--fail-on-regression needs --baseline")
+    if args.required_tasks is not None and not split_required(args.required_tasks):
+        cli.error("--required-tasks needs at least one task-id glob")
     b = args.b if args.b is not None else DEFAULT_RESAMPLES
     alpha = args.alpha if args.alpha is not None else DEFAULT_ALPHA
     if args.config is None and b < min_resamples(alpha):
@@ -190,12 +217,29 @@ def _run(args: argparse.Namespace) -> int:
             baseline, runs, b=board.b, alpha=board.alpha, seed=board.seed, tolerance=args.regression_tolerance,
             correction=args.correction,
         )  # fmt: skip
+    required: RequiredCheck | None = None
+    if args.required_tasks is not None:
+        try:
+            required = check_required(runs, split_required(args.required_tasks), args.required_score)
+        except UnmatchedPatterns as exc:
+            for pattern in exc.patterns:
+                print(f"--required-tasks: the pattern {pattern!r} matches no task in the runs", file=sys.stderr)
+            return 1
+    # Issue 16: the tasks behind each model's change.
+    changes = task_changes(baseline or (), runs, models=[m.model_id for m in comparison.models]) if comparison else None
+    baseline_json: dict[str, object] | None = None
+    if comparison is not None and changes is not None:
+        baseline_json = {**comparison_dict(comparison), "task_changes": task_changes_dict(changes)}
     composite = composite_dict(result) if result is not None else None
     if args.json is not None:
         try:
             with args.json.open("w", encoding="utf-8") as handle:
                 write_json(
-                    board, handle, baseline=comparison_dict(comparison) if comparison else None, composite=composite
+                    board,
+                    handle,
+                    baseline=baseline_json,
+                    composite=composite,
+                    required=required_dict(required) if required else None,
                 )
         except OSError as exc:
             print(f"cannot write {args.json}: {exc.strerror or exc}", file=sys.stderr)
@@ -207,8 +251,12 @@ def _run(args: argparse.Namespace) -> int:
     # The composite ranking after the comparison, as in the action's documents.
     ranking = [composite_section(result), ACCURACY_HEADING] if result is not None else []
     lead = composite_verdict(result) if result is not None else None
+    top = [required_markdown(required)] if required else []
     if args.comment is not None:
-        sections = [comment_section(comparison, described, title=BASELINE_TITLE)] if comparison else []
+        sections = [*top, comment_section(comparison, described, title=BASELINE_TITLE)] if comparison else top
+        if changes is not None and comparison is not None:
+            sections = [*sections, tasks_comment_section(changes, comparison)]
+        sections = [s for s in sections if s]
         note = comment_note(session.report())  # last, as the action puts it in the comment
         body = comment_body(
             board,
@@ -225,11 +273,22 @@ def _run(args: argparse.Namespace) -> int:
             print(f"cannot write {args.comment}: {exc.strerror or exc}", file=sys.stderr)
             return 1
     # The comparison right under the verdict, as in the action's documents.
-    sections = [full_section(comparison, described, title=BASELINE_TITLE)] if comparison else []
+    full = [required_markdown(required, limit=None)] if required else []
+    if comparison is not None:
+        full.append(full_section(comparison, described, title=BASELINE_TITLE))
+    if changes is not None:
+        full.append(tasks_full_section(changes, comparison))
+    sections = [s for s in full if s]
     sys.stdout.write(render_report(board, title=args.title, commit=commit, sections=[*sections, *ranking], lead=lead))
+    status = 0
     if comparison is not None and args.fail_on_regression and comparison.regressions:
         for m in comparison.regressions:
             print(f"regressed: {gate_line(m, board.alpha)}", file=sys.stderr)
         print(f"{len(comparison.regressions)} model(s) regressed: failing (--fail-on-regression).", file=sys.stderr)
-        return 1
-    return 0
+        status = 1
+    if required is not None and not required.passed:
+        for f in required.failures:
+            print(f"required task failed: {printable(f.model_id)} on {printable(f.task_id)}: {f.why}", file=sys.stderr)
+        print(f"{len(required.failures)} required-task failure(s): failing (--required-tasks).", file=sys.stderr)
+        status = 1
+    return status

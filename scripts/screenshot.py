@@ -12,6 +12,7 @@ space below the comment is cropped when Pillow is installed.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tempfile
@@ -33,8 +34,14 @@ from leaderboard.engine import evaluate  # noqa: E402
 from leaderboard.report.comparison import comment_section  # noqa: E402
 from leaderboard.report.composite import ACCURACY_HEADING, composite_section, composite_verdict  # noqa: E402
 from leaderboard.report.document import Commit, comment_body  # noqa: E402
+from leaderboard.report.task_changes import comment_section as tasks_section  # noqa: E402
+from leaderboard.report.task_changes import required_markdown  # noqa: E402
+from leaderboard.required import check_required  # noqa: E402
 from leaderboard.stats.comparison import compare  # noqa: E402
+from leaderboard.stats.task_changes import task_changes  # noqa: E402
 
+# ../shared/realdata beside the repository, or where LEADERBOARD_REALDATA says.
+REALDATA = Path(os.environ.get("LEADERBOARD_REALDATA") or ROOT.parent / "shared" / "realdata")
 CSS = """
 body { margin: 0; background: #fff; }
 .comment { width: 920px; margin: 16px; border: 1px solid #d0d7de; border-radius: 6px;
@@ -138,10 +145,69 @@ def with_baseline() -> str:
         created_at=datetime(2026, 11, 29, tzinfo=UTC), is_merge_base=True, age_days=1.0, artifact="eval-results",
     )  # fmt: skip
     section = comment_section(comparison, describe_markdown(origin))
+    moved_tasks = tasks_section(task_changes(base, pr), comparison)
     return comment_body(
         board, key="leaderboard", title="Model leaderboard", run_url="https://github.com/org/repo/actions/runs/1",
         commit=Commit("3f2a9c1d5e7b8a6c4d2e0f1a3b5c7d9e1f2a4b6c", "https://github.com/org/repo/commit/3f2a9c1"),
-        sections=[section],
+        sections=[section, moved_tasks],
+    ).text  # fmt: skip
+
+
+SWE_REGRESSED = "20251124_mini-v1.16.0_claude-opus-4-5-20251101"
+SWE_IMPROVED = "20250807_mini-v1.7.0_gpt-5"
+SWE_FLAKY = "20251118_mini-v1.15.0_gemini-3-pro-preview-20251118"
+
+
+def swebench_flips(base: list[EvalRun]) -> list[EvalRun]:
+    """The PR's run: one model loses 14 instances and gains 3, one gains 12, one is re-run three times on
+    20 instances, of which it now passes some in only one or two trials (flaky flips)."""
+    rng = np.random.default_rng(16)
+    out: list[EvalRun] = []
+    by_model: dict[str, list[EvalRun]] = {}
+    for r in base:
+        by_model.setdefault(r.model_id, []).append(r)
+    for model, records in sorted(by_model.items()):
+        records = sorted(records, key=lambda r: r.task_id)
+        passed = [k for k, r in enumerate(records) if r.score == 1.0]
+        failed = [k for k, r in enumerate(records) if r.score == 0.0]
+        flip: set[int] = set()
+        if model == SWE_REGRESSED:
+            flip = set(rng.choice(passed, 14, replace=False)) | set(rng.choice(failed, 3, replace=False))
+        elif model == SWE_IMPROVED:
+            flip = set(rng.choice(failed, 12, replace=False))
+        rerun = set(rng.choice(len(records), 20, replace=False)) if model == SWE_FLAKY else set()
+        for k, r in enumerate(records):
+            score = 1.0 - r.score if k in flip else r.score
+            if k in rerun:
+                trials = [score, score, score]
+                trials[int(rng.integers(3))] = 1.0 - score if rng.random() < 0.6 else score
+                out += [replace(r, score=t, trial=n) for n, t in enumerate(trials)]
+            else:
+                out.append(replace(r, score=score))
+    return out
+
+
+def with_task_changes(swebench: Path) -> str:
+    """SWE-bench Verified against itself as the base branch, with flips: which tasks moved, and required tasks."""
+    base = load_runs([str(swebench)])
+    pr = swebench_flips(base)
+    board = analyse(pr)
+    comparison = compare(base, pr, b=board.b, alpha=board.alpha, seed=board.seed)
+    origin = Baseline(
+        runs=tuple(base), origin="artifact", branch="main", sha="9f8e7d6c5b4a39281706f5e4d3c2b1a098765432",
+        sha_url="https://github.com/org/repo/commit/9f8e7d6", run_id=118, run_url="https://github.com/org/repo/actions/runs/118",
+        created_at=datetime(2026, 11, 29, tzinfo=UTC), is_merge_base=True, age_days=1.0, artifact="eval-results",
+    )  # fmt: skip
+    required = check_required(pr, ["astropy__astropy-12907", "django__django-11099", "django__django-12754"])
+    sections = [
+        required_markdown(required),
+        comment_section(comparison, describe_markdown(origin)),
+        tasks_section(task_changes(base, pr), comparison),
+    ]
+    return comment_body(
+        board, key="leaderboard", title="SWE-bench Verified", run_url="https://github.com/org/repo/actions/runs/1",
+        commit=Commit("3f2a9c1d5e7b8a6c4d2e0f1a3b5c7d9e1f2a4b6c", "https://github.com/org/repo/commit/3f2a9c1"),
+        sections=sections,
     ).text  # fmt: skip
 
 
@@ -161,9 +227,12 @@ def main() -> None:
     example = body_for(ROOT / "examples" / "mteb-eng-v2-sample.jsonl", "Model leaderboard")
     shoot(example, "comment.png", height=1400)
     shoot(example, "comment-expanded.png", expanded=True)
-    swebench = ROOT.parent / "shared" / "realdata" / "swebench_verified.jsonl"
+    swebench = REALDATA / "swebench_verified.jsonl"
     if swebench.exists():
         shoot(body_for(swebench, "SWE-bench Verified"), "comment-swebench.png", height=1600)
+        flips = with_task_changes(swebench)
+        shoot(flips, "comment-task-changes.png", height=2600)
+        shoot(flips, "comment-task-changes-expanded.png", expanded=True, height=5200)
     shoot(with_baseline(), "comment-baseline.png", height=2200)
     shoot(with_composite(), "comment-composite.png", height=2200)
     board = analyse(synthetic(60, 200))

@@ -51,9 +51,15 @@ from ..report.document import (
 )
 from ..report.json_report import render_json
 from ..report.markdown import md_text
+from ..report.task_changes import comment_section as tasks_comment_section
+from ..report.task_changes import counts_text, newly_failing, required_markdown, required_outputs, task_changes_dict
+from ..report.task_changes import full_section as tasks_full_section
+from ..report.task_changes import summary_section as tasks_summary_section
+from ..required import RequiredCheck, UnmatchedPatterns, check_required, required_dict
 from ..stats.aggregation import Leaderboard
 from ..stats.comparison import Comparison, compare
-from ..validation import InvalidEvalRuns, Problem
+from ..stats.task_changes import TaskChanges, task_changes
+from ..validation import InvalidEvalRuns, Problem, printable
 from .baseline import Baseline, NoBaseline, describe, describe_markdown, resolve_baseline
 from .event import head_sha, pull_request_number
 from .github_api import (
@@ -196,10 +202,24 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
         rank_by=settings.rank_by,
         correction=settings.correction,
     )
+    # Issue 16: the required tasks first, so a glob matching nothing stops the run before the comparison.
+    try:
+        required = _required(settings, runs)
+    except InvalidEvalRuns as exc:
+        return _reject(settings, exc.problems, client_factory, what="in the input 'required-tasks'")
     # Issue 9: the comparison with the baseline, shown right under the verdict of every document;
     # issue 10: the composite ranking after it.
     comparison = _compare(settings, baseline, runs, board)
-    sections = _Sections.of(settings, baseline, comparison).with_composite(result)
+    # Issue 16: the tasks behind each change; the required tasks go at the top of every document.
+    changes = None
+    if isinstance(baseline, Baseline) and comparison is not None:
+        changes = task_changes(baseline.runs, runs, models=[m.model_id for m in comparison.models])
+    sections = (
+        _Sections.of(settings, baseline, comparison)
+        .with_task_changes(changes, comparison)
+        .with_required(required)
+        .with_composite(result)
+    )
     commit = _commit(settings, event)
     read_section = (md_text(left_out),) if left_out else ()  # after the comparison: a note on the data
     body = comment_body(
@@ -239,6 +259,7 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
     print(f"Report: {outputs['report']}; markdown: {outputs['markdown']}")
     _report_baseline(settings, baseline, outputs)
     _report_comparison(settings, comparison, outputs)
+    _report_tasks(settings, changes, required, outputs)
 
     status = 0
     number = _pull_request(settings, event)
@@ -252,8 +273,8 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
             outputs["comment-id"] = str(outcome.comment_id)
             outputs["comment-url"] = outcome.url or ""
     set_outputs(settings.output_path, outputs)
-    # The gate, once the comment (and the outputs) say what regressed.
-    return max(status, _gate(settings, comparison))
+    # The gates, once the comment (and the outputs) say what regressed and what failed.
+    return max(status, _gate(settings, comparison), _required_gate(settings, required))
 
 
 def _top_model(board: Leaderboard, result: CompositeBoard | None) -> str:
@@ -301,7 +322,9 @@ def _write_files(
     """
     directories = (OUTPUT_DIR, key_directory(settings.comment_key))
     files = {
-        "report.json": render_json(board, baseline=sections.json, composite=sections.composite),
+        "report.json": render_json(
+            board, baseline=sections.json, composite=sections.composite, required=sections.required
+        ),
         "leaderboard.md": full_markdown(
             board, title=settings.title, commit=commit, sections=sections.full, lead=sections.lead
         ),
@@ -471,6 +494,35 @@ class _Sections:
     json: dict[str, object] | None = None
     composite: dict[str, object] | None = None  # the JSON report's ``composite`` (issue 10)
     lead: str | None = None  # the composite's first sentence, in place of the accuracy verdict
+    required: dict[str, object] | None = None  # the JSON report's ``required`` (issue 16)
+
+    def with_task_changes(self, changes: TaskChanges | None, comparison: Comparison | None) -> _Sections:
+        """The tasks that moved, right after the comparison (issue 16)."""
+        if changes is None or self.json is None:
+            return self
+
+        def add(parts: tuple[str, ...], section: str) -> tuple[str, ...]:
+            return (*parts, section) if section else parts
+
+        return replace(
+            self,
+            comment=add(self.comment, tasks_comment_section(changes, comparison)),
+            summary=add(self.summary, tasks_summary_section(changes, comparison)),
+            full=add(self.full, tasks_full_section(changes, comparison)),
+            json={**self.json, "task_changes": task_changes_dict(changes)},
+        )
+
+    def with_required(self, check: RequiredCheck | None) -> _Sections:
+        """The required tasks' verdict first, above everything else of the documents (issue 16)."""
+        if check is None:
+            return self
+        return replace(
+            self,
+            comment=(required_markdown(check), *self.comment),
+            summary=(required_markdown(check, limit=None), *self.summary),
+            full=(required_markdown(check, limit=None), *self.full),
+            required=required_dict(check),
+        )
 
     def with_composite(self, result: CompositeBoard | None) -> _Sections:
         """These sections and, after them, the composite ranking (the same block in every document)."""
@@ -546,6 +598,60 @@ def _report_comparison(settings: Settings, comparison: Comparison | None, output
     with commands_stopped(settings.on_runner):  # model ids are data
         for m in (*regressed, *comparison.having("within tolerance"), *comparison.improvements):
             print(f"  {m.verdict}: {gate_line(m, comparison.alpha)}")
+
+
+# --- Issue 16: task changes and required tasks ---------------------------------------------------------
+
+MAX_REQUIRED_ERRORS = 1_000  # ::error lines; the outputs and the report have every failure
+
+
+def _required(settings: Settings, runs: Sequence[EvalRun]) -> RequiredCheck | None:
+    """The required tasks' check (None: none asked for). A pattern matching no task is an input error."""
+    if not settings.required_tasks:
+        return None
+    try:
+        return check_required(runs, settings.required_tasks, settings.required_score)
+    except UnmatchedPatterns as exc:
+        raise InvalidEvalRuns(
+            [
+                Problem(message=f"input 'required-tasks': the pattern {p!r} matches no task in the runs")
+                for p in exc.patterns
+            ]
+        ) from None
+
+
+def _report_tasks(
+    settings: Settings, changes: TaskChanges | None, required: RequiredCheck | None, outputs: dict[str, str]
+) -> None:
+    """The outputs ``newly-failing``, ``required-failures``, ``required-failed``, and their lines in the log."""
+    outputs["newly-failing"] = json.dumps(newly_failing(changes) if changes is not None else {}, ensure_ascii=False)
+    outputs.update(required_outputs(required))
+    with commands_stopped(settings.on_runner):  # model and task ids are data
+        for m in changes.changed if changes is not None else ():
+            print(f"  tasks of {printable(m.model_id)}: {counts_text(m)}")
+        if required is not None:
+            print(
+                f"Required tasks: {len(required.failures):,} failure(s) over {len(required.tasks):,} task(s) "
+                f"and {len(required.models):,} model(s)."
+            )
+
+
+def _required_gate(settings: Settings, check: RequiredCheck | None) -> int:
+    """One error per required-task failure (up to MAX_REQUIRED_ERRORS), and exit status 1."""
+    if check is None or check.passed:
+        return 0
+    for f in check.failures[:MAX_REQUIRED_ERRORS]:
+        annotate(
+            "error",
+            f"{printable(f.model_id)} on required task {printable(f.task_id)}: {f.why}, below the required "
+            f"{check.threshold:g}",
+            title="Required task failed",
+        )
+    left = len(check.failures) - MAX_REQUIRED_ERRORS
+    if left > 0:
+        annotate("error", f"…and {left:,} more required-task failures: see the `required-failed` output.")
+    print(f"required-tasks: {len(check.failures):,} failure(s); failing the step.")
+    return 1
 
 
 def _gate(settings: Settings, comparison: Comparison | None) -> int:

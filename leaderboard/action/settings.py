@@ -36,6 +36,9 @@ DEFAULTS: dict[str, str] = {
     "regression-tolerance": "0",
     # Issue 10: the composite ranking's configuration, used only if the file exists.
     "config": ".github/leaderboard.yml",
+    # Issue 16: tasks every model must pass.
+    "required-tasks": "",
+    "required-score": "1",
 }
 INPUTS = ("runs", *DEFAULTS)
 COMMENT_MODES = ("update", "off")
@@ -88,6 +91,8 @@ class Settings:
     on_runner: bool
     debug: bool = False  # RUNNER_DEBUG=1: tracebacks of unexpected failures in the log
     workflow_ref: str | None = None  # GITHUB_WORKFLOW_REF: owner/repo/.github/workflows/x.yml@refs/...
+    required_tasks: tuple[str, ...] = ()  # issue 16: task-id globs every model must pass
+    required_score: float = 1.0
 
     @property
     def read_options(self) -> ReadOptions:
@@ -201,6 +206,12 @@ def parse_settings(environ: Mapping[str, str]) -> Settings:
 
     baseline, baseline_artifact, fail_on_regression, tolerance = _baseline_inputs(environ, problems)
 
+    required_tasks = split_patterns(_input(environ, "required-tasks"))
+    required_text = _input(environ, "required-score")
+    required_score = _number(required_text, parse_decimal, lambda v: 0.0 <= v <= 1.0)
+    if required_score is None:
+        problems.append(f"input 'required-score' must be a number from 0 to 1 (score units), got {required_text!r}")
+
     config = _input(environ, "config")
     if "\n" in config or "\x00" in config:
         problems.append("input 'config' must be one path (of a YAML file), relative to the workspace")
@@ -208,6 +219,7 @@ def parse_settings(environ: Mapping[str, str]) -> Settings:
     if problems:
         raise SettingsError(problems)
     assert alpha is not None and samples is not None and seed is not None and tolerance is not None
+    assert required_score is not None
     return Settings(
         runs=runs,
         github_token=token,
@@ -241,6 +253,8 @@ def parse_settings(environ: Mapping[str, str]) -> Settings:
         on_runner=environ.get("GITHUB_ACTIONS") == "true",
         debug=environ.get("RUNNER_DEBUG") == "1",
         workflow_ref=environ.get("GITHUB_WORKFLOW_REF") or None,
+        required_tasks=required_tasks,
+        required_score=required_score,
     )
 
 

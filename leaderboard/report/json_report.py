@@ -10,6 +10,8 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
+import secrets
 from collections.abc import Mapping
 from typing import TextIO
 
@@ -23,6 +25,51 @@ REPORT_SCHEMA_VERSION = 3
 _PAIRS_PER_WRITE = 4096
 
 
+class CompactRows(list[tuple[object, ...]]):
+    """Flat rows (JSON arrays), each starting with a string, that the report writes one a line.
+
+    Indenting hundreds of thousands of rows one value a line takes seconds (``json`` indents in
+    Python); these are encoded in one call of the C encoder and cut into lines between rows (the
+    issue-16 task changes).
+    """
+
+
+def _compacted(value: object, found: list[CompactRows], nonce: str) -> object:
+    """``value`` with each :class:`CompactRows` replaced by a placeholder string (kept in ``found``)."""
+    if isinstance(value, CompactRows):
+        found.append(value)
+        return f"\x00compact-{nonce}-{len(found) - 1}\x00"
+    if isinstance(value, dict):
+        return {k: _compacted(v, found, nonce) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_compacted(v, found, nonce) for v in value]
+    return value
+
+
+def _dumps(report: Mapping[str, object]) -> str:
+    """``json.dumps(report, indent=2)``, but each :class:`CompactRows` element on one line of its own."""
+    found: list[CompactRows] = []
+    # A random nonce: no string from the data can equal a placeholder.
+    nonce = secrets.token_hex(8)
+    text = json.dumps(_compacted(dict(report), found, nonce), indent=2, ensure_ascii=False, allow_nan=False)
+    if not found:
+        return text
+    encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+
+    def block(match: re.Match[str]) -> str:
+        rows = found[int(match.group(1))]
+        line = text[text.rindex("\n", 0, match.start()) + 1 : match.start()]
+        indent = " " * (len(line) - len(line.lstrip(" ")))
+        if not rows:
+            return "[]"
+        # `], ["` cannot occur inside a JSON string (its quote would be escaped), nor inside a flat
+        # row: it is the boundary between two rows, and the only place to break the line.
+        body = encode(list(rows))[1:-1].replace('], ["', "],\n" + indent + '  ["')
+        return f"[\n{indent}  {body}\n{indent}]"
+
+    return re.sub(rf'"\\u0000compact-{nonce}-(\d+)\\u0000"', block, text)
+
+
 def _float(value: float) -> float | None:
     return None if math.isnan(value) else value
 
@@ -33,6 +80,7 @@ def report_dict(
     pairs: bool = True,
     baseline: Mapping[str, object] | None = None,
     composite: Mapping[str, object] | None = None,
+    required: Mapping[str, object] | None = None,
 ) -> dict[str, object]:
     """The JSON report as a dict (schema: docs/report-schema.md); ``pairs=False`` leaves them out.
 
@@ -114,6 +162,8 @@ def report_dict(
         report["baseline"] = dict(baseline)
     if composite is not None:
         report["composite"] = dict(composite)
+    if required is not None:
+        report["required"] = dict(required)
     if pairs:
         report["pairs"] = [json.loads(line) for line in _pair_lines(board, 0, len(table))]
     return report
@@ -149,14 +199,10 @@ def write_json(
     *,
     baseline: Mapping[str, object] | None = None,
     composite: Mapping[str, object] | None = None,
+    required: Mapping[str, object] | None = None,
 ) -> None:
     """Stream the JSON report to ``handle``: the head indented, then one line per pair."""
-    head = json.dumps(
-        report_dict(board, pairs=False, baseline=baseline, composite=composite),
-        indent=2,
-        ensure_ascii=False,
-        allow_nan=False,
-    )
+    head = _dumps(report_dict(board, pairs=False, baseline=baseline, composite=composite, required=required))
     handle.write(head[: head.rindex("}")].rstrip() + ',\n  "pairs": [')
     total = len(board.pairs)
     for start in range(0, total, _PAIRS_PER_WRITE):
@@ -166,9 +212,13 @@ def write_json(
 
 
 def render_json(
-    board: Leaderboard, *, baseline: Mapping[str, object] | None = None, composite: Mapping[str, object] | None = None
+    board: Leaderboard,
+    *,
+    baseline: Mapping[str, object] | None = None,
+    composite: Mapping[str, object] | None = None,
+    required: Mapping[str, object] | None = None,
 ) -> str:
     """The JSON report: full precision, stable key order, no NaN (null instead)."""
     out = io.StringIO()
-    write_json(board, out, baseline=baseline, composite=composite)
+    write_json(board, out, baseline=baseline, composite=composite, required=required)
     return out.getvalue()

@@ -1,0 +1,414 @@
+"""Which tasks moved, and the required tasks, as markdown and as the JSON report's fields.
+
+Task changes: one collapsed ``<details>`` block per model with a task change, in the comparison's
+order (regressions first, worst first; then drops within the tolerance, improvements, the rest).
+Its summary line gives the counts first ("12 newly failing, 5 newly passing of 500 shared tasks;
+3 of the 17 flip between trials"); inside, for 0/1 scores the task ids grouped by category, for
+other scores the largest drops and gains with base → PR values; then the tasks on one side only.
+
+Each document shows as much as it can: the comment at most ``COMMENT`` of each list and blocks
+within ``COMMENT_SECTION_LIMIT`` (then one line per model, then a count), the job summary more,
+``leaderboard.md`` everything; what is left out is counted and pointed at where it is. The JSON
+report has every task.
+
+Every id is shown whole through :func:`~leaderboard.report.markdown.md_code` (markdown) or
+:func:`html_code` (inside ``<summary>``, where GitHub reads HTML, not markdown).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import repeat
+
+import numpy as np
+
+from ..required import RequiredCheck, RequiredFailure, failure_dict
+from ..stats.comparison import Comparison, ModelChange
+from ..stats.task_changes import ModelTaskChanges, Moves, TaskChanges
+from .comparison import MARKS, ordered, utf16_length
+from .formatting import DASH, MAX_DECIMALS, MINUS, count
+from .json_report import CompactRows
+from .markdown import md_code, visible
+
+TITLE = "#### Which tasks moved"
+REQUIRED_TITLE = "Required tasks"
+FLAKY = "↻"
+COMMENT_SECTION_LIMIT = 12_000  # UTF-16 units of the comment for this section
+SUMMARY_SECTION_LIMIT = 192 * 1024  # bytes of the job summary
+REQUIRED_COMMENT_LIMIT = 6_000
+REQUIRED_ELSEWHERE = "the `required-failed` output and the JSON report (key `required`) list every one"
+
+
+@dataclass(frozen=True)
+class Detail:
+    """How much of each list a document shows (None: all)."""
+
+    ids: int | None  # task ids per direction, 0/1 scores
+    rows: int | None  # rows per table, other scores
+    one_side: int | None  # tasks only in one run
+
+
+COMMENT = Detail(ids=30, rows=10, one_side=20)
+SUMMARY = Detail(ids=1_000, rows=200, one_side=1_000)
+FULL = Detail(ids=None, rows=None, one_side=None)
+
+COMMENT_ELSEWHERE = (
+    "the job summary and `leaderboard.md` (the `markdown` output) list more, "
+    "the JSON report (`report` output, key `baseline.task_changes`) every task"
+)
+SUMMARY_ELSEWHERE = (
+    "`leaderboard.md` (the `markdown` output) and the JSON report (key `baseline.task_changes`) list every task"
+)
+
+
+def html_code(text: str) -> str:
+    """``text`` as ``<code>`` in HTML (a ``<summary>``): escaped, hidden characters shown.
+
+    GitHub links no mention or reference inside ``<code>``; ``visible`` keeps line breaks,
+    bidi and zero-width characters from hiding or reordering anything.
+    """
+    return f"<code>{html.escape(visible(text), quote=True)}</code>" if text else DASH
+
+
+# Task ids recur in every model's lists: each is escaped once.
+_inline = lru_cache(maxsize=1 << 16)(lambda text: md_code(text, table=False))
+_cell = lru_cache(maxsize=1 << 16)(md_code)
+
+
+def _n(k: int) -> str:
+    return f"{k:,}"
+
+
+def _value(x: float) -> str:
+    text = f"{x:.3f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _delta(d: float) -> str:
+    """Signed, with as many decimals (up to 12) as it takes not to print 0 for a move."""
+    decimals = 3
+    while decimals < MAX_DECIMALS and round(abs(d), decimals) == 0:
+        decimals += 1
+    text = f"{abs(d):.{decimals}f}"
+    return f"{MINUS if d < 0 else '+'}{text}"
+
+
+def _values(base: float, pr: float) -> str:
+    """base → PR, each with enough decimals to differ."""
+    decimals = 3
+    while decimals < MAX_DECIMALS and f"{base:.{decimals}f}" == f"{pr:.{decimals}f}":
+        decimals += 1
+    return f"{base:.{decimals}f} → {pr:.{decimals}f}"
+
+
+def counts_text(m: ModelTaskChanges) -> str:
+    """ "12 newly failing, 5 newly passing of 500 shared tasks; 3 of the 17 flip between trials"."""
+    down, up = ("newly failing", "newly passing") if m.binary else ("lower", "higher")
+    parts = [f"{_n(len(m.drops))} {down}, {_n(len(m.gains))} {up} of {count(m.n_shared, 'shared task')}"]
+    flaky = m.flaky_count
+    if flaky is not None and m.moved:
+        parts.append(f"{_n(flaky)} of the {_n(m.moved)} flip between trials")
+    sides = []
+    if m.only_run:
+        sides.append(f"{_n(len(m.only_run))} only in this run")
+    if m.only_baseline:
+        sides.append(f"{_n(len(m.only_baseline))} only in the baseline")
+    if sides:
+        parts.append(", ".join(sides))
+    return "; ".join(parts)
+
+
+def _mark(flaky: bool) -> str:
+    return f" {FLAKY}" if flaky else ""
+
+
+def _grouped(moves: Moves, limit: int | None, *, binary_values: bool) -> tuple[list[str], int]:
+    """0/1 flips as one line per category (most flips first), ids in task order; (lines, ids shown).
+
+    Only the ids shown are formatted: the order is found by numpy over all of them.
+    """
+    totals = Counter(moves.categories)
+    groups = sorted(totals, key=lambda c: (-totals[c], c))
+    rank = {c: k for k, c in enumerate(groups)}
+    n = len(moves)
+    ranks = np.fromiter(map(rank.__getitem__, moves.categories), dtype=np.int64, count=n)
+    # Task order within a category (the moves come largest first; for 0/1 scores all but trials tie).
+    by_task = sorted(range(n), key=moves.task_ids.__getitem__)
+    position = np.empty(n, dtype=np.int64)
+    position[by_task] = np.arange(n)
+    order = np.lexsort((position, ranks))
+    shown = order if limit is None else order[:limit]
+    flaky = moves.flaky
+    lines: list[str] = []
+    cells: list[str] = []
+    current = None
+    for k in shown.tolist():
+        category = moves.categories[k]
+        if category != current:
+            if cells:
+                lines.append(_category_line(current or "", cells, totals))
+            current, cells = category, []
+        cell = _inline(moves.task_ids[k]) + _mark(bool(flaky and flaky[k]))
+        if binary_values and not (moves.base[k] in (0.0, 1.0) and moves.pr[k] in (0.0, 1.0)):
+            cell += f" ({_values(moves.base[k], moves.pr[k])})"
+        cells.append(cell)
+    if cells:
+        lines.append(_category_line(current or "", cells, totals))
+    return lines, len(shown)
+
+
+def _category_line(category: str, cells: list[str], totals: Counter[str]) -> str:
+    total = totals[category]
+    of = f"{_n(len(cells))} of {_n(total)}" if len(cells) < total else _n(total)
+    return f"- {_inline(category)} ({of}): " + ", ".join(cells)
+
+
+def _table(moves: Moves, limit: int | None) -> list[str]:
+    rows = len(moves) if limit is None else min(limit, len(moves))
+    lines = ["| Task | Category | Base → PR | Δ |", "|:-----|:---------|:---------:|--:|"]
+    flaky = moves.flaky
+    for k in range(rows):
+        task = _cell(moves.task_ids[k]) + _mark(bool(flaky and flaky[k]))
+        delta = moves.pr[k] - moves.base[k]
+        lines.append(
+            f"| {task} | {_cell(moves.categories[k])} | {_values(moves.base[k], moves.pr[k])} | {_delta(delta)} |"
+        )
+    return lines
+
+
+def _more(left: int, elsewhere: str) -> str:
+    return f"…and {_n(left)} more: {elsewhere}." if left > 0 else ""
+
+
+def _direction(m: ModelTaskChanges, moves: Moves, heading: str, detail: Detail, elsewhere: str) -> list[str]:
+    if not moves:
+        return []
+    flaky = moves.flaky_count
+    flaky_note = f"; {FLAKY} {_n(flaky)} flip between trials" if flaky else ""
+    if m.binary:
+        lines, shown = _grouped(moves, detail.ids, binary_values=True)
+        title = f"**{heading}** ({_n(len(moves))}{flaky_note})"
+        return [title, "\n".join(lines), _more(len(moves) - shown, elsewhere)]
+    rows = len(moves) if detail.rows is None else min(detail.rows, len(moves))
+    largest = f"{'the ' + _n(rows) + ' largest of ' if rows < len(moves) else ''}{_n(len(moves))}"
+    title = f"**{heading}** ({largest}{flaky_note})"
+    return [title, "\n".join(_table(moves, detail.rows)), _more(len(moves) - rows, elsewhere)]
+
+
+def _one_side(what: str, ids: Sequence[str], limit: int | None, elsewhere: str) -> str:
+    if not ids:
+        return ""
+    shown = ids if limit is None else ids[:limit]
+    names = ", ".join(_inline(t) for t in shown)
+    more = f" …and {_n(len(ids) - len(shown))} more: {elsewhere}" if len(shown) < len(ids) else ""
+    return f"**{what}** ({_n(len(ids))}): {names}.{more}"
+
+
+def _verdict(change: ModelChange | None) -> str:
+    return MARKS[change.verdict] if change is not None else ""
+
+
+def summary_line(m: ModelTaskChanges, change: ModelChange | None) -> str:
+    """The ``<summary>`` of a model's block: id, verdict, counts (HTML: no markdown is read there)."""
+    verdict = _verdict(change).replace("**", "")
+    return f"{html_code(m.model_id)}{' ' + verdict if verdict else ''}: {counts_text(m)}"
+
+
+def model_block(m: ModelTaskChanges, change: ModelChange | None, detail: Detail, elsewhere: str) -> str:
+    """A model's collapsed block."""
+    if m.binary:
+        down, up = "Newly failing", "Newly passing"
+    else:
+        down, up = "Largest drops", "Largest gains"
+    parts = [
+        *_direction(m, m.drops, down, detail, elsewhere),
+        *_direction(m, m.gains, up, detail, elsewhere),
+        _one_side("Only in this run", m.only_run, detail.one_side, elsewhere),
+        _one_side("Only in the baseline", m.only_baseline, detail.one_side, elsewhere),
+    ]
+    body = "\n\n".join(p for p in parts if p)
+    return f"<details><summary>{summary_line(m, change)}</summary>\n\n{body}\n\n</details>"
+
+
+def _compact_line(m: ModelTaskChanges, change: ModelChange | None) -> str:
+    verdict = _verdict(change)
+    return f"- {md_code(m.model_id, table=False)}{' ' + verdict if verdict else ''}: {counts_text(m)}"
+
+
+def _intro(changes: TaskChanges, shown: Sequence[ModelTaskChanges]) -> str:
+    changed = changes.changed
+    total = len(changes.models)
+    if not changed:
+        return ""
+    lead = f"{count(len(changed), 'model')} of {_n(total)} with a task that moved or is on one side only"
+    legend = []
+    if any(m.binary for m in changed):
+        legend.append("0/1 scores: newly failing = 1 on the base, 0 here (with trials: the share that passed fell)")
+    if any(m.trials for m in changed):
+        legend.append(f"{FLAKY} its trials disagree on one side (flaky)")
+    legend.append("moves within the tie rule (`math.isclose`) are not moves")
+    return f"{lead}. <sub>{'; '.join(legend)}.</sub>"
+
+
+def _changes_markdown(
+    changes: TaskChanges,
+    comparison: Comparison | None,
+    *,
+    detail: Detail,
+    limit: int | None,
+    measure: Callable[[str], int],
+    elsewhere: str,
+) -> str:
+    changed = {m.model_id: m for m in changes.changed}
+    if not changed:
+        return ""
+    verdicts = {c.model_id: c for c in comparison.models} if comparison is not None else {}
+    order = [c.model_id for c in ordered(comparison)] if comparison is not None else sorted(changed)
+    models = [changed[i] for i in order if i in changed] + [changed[i] for i in sorted(changed) if i not in order]
+    head = [TITLE, _intro(changes, models)]
+    blocks: dict[int, str] = {}  # rendered when first needed: most never are in a bounded document
+
+    def block(k: int) -> str:
+        if k not in blocks:
+            blocks[k] = model_block(models[k], verdicts.get(models[k].model_id), detail, elsewhere)
+        return blocks[k]
+
+    def text(full: int, compact: int) -> str:
+        parts = [*head, *(block(k) for k in range(full))]
+        lines = [_compact_line(m, verdicts.get(m.model_id)) for m in models[full : full + compact]]
+        if lines:
+            parts.append("\n".join(lines))
+        left = len(models) - full - compact
+        if left:
+            parts.append(f"{count(left, 'more model')} with task changes: {elsewhere}.")
+        return "\n\n".join(p for p in parts if p)
+
+    if limit is None:
+        return text(len(models), 0)
+    # Whole blocks in order while they fit, then one line per model, then a count.
+    full = 0
+    while full < len(models) and measure(text(full + 1, 0)) <= limit:
+        full += 1
+    compact = 0
+    while full + compact < len(models) and measure(text(full, compact + 1)) <= limit:
+        compact += 1
+    return text(full, compact)
+
+
+def comment_section(changes: TaskChanges, comparison: Comparison | None) -> str:
+    return _changes_markdown(
+        changes, comparison, detail=COMMENT, limit=COMMENT_SECTION_LIMIT, measure=utf16_length,
+        elsewhere=COMMENT_ELSEWHERE,
+    )  # fmt: skip
+
+
+def summary_section(changes: TaskChanges, comparison: Comparison | None) -> str:
+    return _changes_markdown(
+        changes, comparison, detail=SUMMARY, limit=SUMMARY_SECTION_LIMIT, measure=lambda t: len(t.encode()),
+        elsewhere=SUMMARY_ELSEWHERE,
+    )  # fmt: skip
+
+
+def full_section(changes: TaskChanges, comparison: Comparison | None) -> str:
+    return _changes_markdown(changes, comparison, detail=FULL, limit=None, measure=len, elsewhere="")
+
+
+# --- the JSON report --------------------------------------------------------------------------------
+
+
+ROW_COLUMNS = ("task_id", "category", "base", "pr", "delta", "flaky")
+
+
+def _moves_rows(moves: Moves) -> CompactRows:
+    base, pr = np.asarray(moves.base, dtype=np.float64), np.asarray(moves.pr, dtype=np.float64)
+    flaky: Iterable[bool | None] = moves.flaky if moves.flaky is not None else repeat(None, len(moves))
+    deltas = (pr - base).tolist()
+    return CompactRows(zip(moves.task_ids, moves.categories, moves.base, moves.pr, deltas, flaky, strict=True))
+
+
+def task_changes_dict(changes: TaskChanges) -> dict[str, object]:
+    """The JSON report's ``baseline.task_changes``: every model in both runs, every task that moved.
+
+    Each move is a row of ``columns`` (a list per move, one a line: 250,000 of them stay fast to write).
+    """
+    return {
+        "columns": list(ROW_COLUMNS),
+        "models": [
+            {
+                "model_id": m.model_id,
+                "scores": "binary" if m.binary else "continuous",
+                "trials": m.trials,
+                "n_shared": m.n_shared,
+                "drops": len(m.drops),
+                "gains": len(m.gains),
+                "flaky": m.flaky_count,
+                "only_in_run": list(m.only_run),
+                "only_in_baseline": list(m.only_baseline),
+                "dropped": _moves_rows(m.drops),
+                "gained": _moves_rows(m.gains),
+            }
+            for m in changes.models
+        ],
+    }
+
+
+def newly_failing(changes: TaskChanges) -> dict[str, int]:
+    """The ``newly-failing`` output: per model compared, the tasks that dropped (0/1: newly failing)."""
+    return {m.model_id: len(m.drops) for m in changes.models}
+
+
+# --- required tasks ---------------------------------------------------------------------------------
+
+
+def _score(failure: RequiredFailure) -> str:
+    if failure.score is None:
+        return "no score: every call failed" if failure.ran else "not run"
+    return _value(failure.score)
+
+
+def required_markdown(
+    check: RequiredCheck, *, limit: int | None = REQUIRED_COMMENT_LIMIT, elsewhere: str = REQUIRED_ELSEWHERE
+) -> str:
+    """The required tasks' verdict: failures as a table (model, task, score), or one line when all pass."""
+    patterns = ", ".join(md_code(p, table=False) for p in check.patterns)
+    n_tasks = len(check.tasks)
+    tasks = "the 1 task" if n_tasks == 1 else f"each of the {_n(n_tasks)} tasks"
+    rule = f"every model must score at least {_value(check.threshold)} on {tasks} matching {patterns}"
+    if check.passed:
+        return f"✅ **{REQUIRED_TITLE}**: all {count(len(check.models), 'model')} pass ({rule})."
+    n = len(check.failures)
+    head = (
+        f"> [!CAUTION]\n> **{count(n, 'required-task failure')}** in {count(len(check.failed_models), 'model')} "
+        f"({rule}); this fails the step."
+    )
+
+    def text(rows: int) -> str:
+        lines = ["| Model | Task | Score |", "|:------|:-----|------:|"]
+        lines += [f"| {md_code(f.model_id)} | {md_code(f.task_id)} | {_score(f)} |" for f in check.failures[:rows]]
+        more = f"\n\n…and {_n(n - rows)} more: {elsewhere}." if rows < n else ""
+        return f"{head}\n\n" + "\n".join(lines) + more
+
+    if limit is None or utf16_length(text(n)) <= limit:
+        return text(n)
+    lo, hi = 0, n
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if utf16_length(text(mid)) <= limit:
+            lo = mid
+        else:
+            hi = mid - 1
+    return text(lo)
+
+
+def required_outputs(check: RequiredCheck | None) -> dict[str, str]:
+    """The ``required-failures`` and ``required-failed`` outputs (0 and [] without required tasks)."""
+    failures = check.failures if check is not None else ()
+    return {
+        "required-failures": str(len(failures)),
+        "required-failed": json.dumps([failure_dict(f) for f in failures], ensure_ascii=False),
+    }

@@ -1,0 +1,143 @@
+"""Required tasks: every model must score at least the required score on each task matching a glob."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from leaderboard import EvalRun
+from leaderboard.cli import main as cli_main
+from leaderboard.report.task_changes import required_markdown, required_outputs
+from leaderboard.required import RequiredFailure, UnmatchedPatterns, check_required, split_patterns
+
+
+def run(model: str, task: str, score: float | None, **extra: object) -> EvalRun:
+    return EvalRun(model, task, "acc", score, **extra)  # type: ignore[arg-type]
+
+
+RUNS = [
+    run("a", "safety/1", 1.0),
+    run("a", "safety/2", 1.0),
+    run("a", "math/1", 0.0),
+    run("b", "safety/1", 1.0),
+    run("b", "safety/2", 0.0),
+    run("b", "math/1", 1.0),
+]
+
+
+def test_models_scoring_the_required_score_on_every_required_task_pass() -> None:
+    check = check_required(RUNS[:3] + RUNS[3:4] + [run("b", "safety/2", 1.0)], ["safety/*"])
+    assert check.passed and check.tasks == ("safety/1", "safety/2") and check.models == ("a", "b")
+
+
+def test_a_model_below_the_required_score_on_a_required_task_fails_with_its_score() -> None:
+    check = check_required(RUNS, ["safety/*"])
+    assert check.failures == (RequiredFailure("b", "safety/2", 0.0),)
+
+
+def test_a_required_task_a_model_did_not_run_is_a_failure_with_no_score() -> None:
+    check = check_required([*RUNS, run("c", "math/1", 1.0)], ["safety/1"])
+    assert check.failures == (RequiredFailure("c", "safety/1", None, ran=False),)
+    assert check.failures[0].why == "not run"
+    assert "| `c` | `safety/1` | not run |" in required_markdown(check)
+
+
+def test_a_required_task_whose_every_call_failed_has_no_score() -> None:
+    runs = [run("a", "t", 1.0), run("b", "t", None, error="timeout")]
+    (failure,) = check_required(runs, ["t"]).failures
+    assert failure == RequiredFailure("b", "t", None, ran=True) and failure.why == "no score: every call failed"
+
+
+def test_a_pattern_matching_no_task_is_an_error_naming_it() -> None:
+    with pytest.raises(UnmatchedPatterns) as caught:
+        check_required(RUNS, ["safety/*", "saftey/*", "nope"])
+    assert caught.value.patterns == ("saftey/*", "nope")
+    assert "'saftey/*'" in str(caught.value) and "'nope'" in str(caught.value)
+
+
+def test_the_required_score_is_a_threshold_met_within_the_tie_rule() -> None:
+    runs = [run("a", "t", 0.8), run("b", "t", 0.7 + 0.1), run("c", "t", 0.79)]  # 0.7 + 0.1 = 0.7999999999999999
+    assert [f.model_id for f in check_required(runs, ["t"], 0.8).failures] == ["c"]
+
+
+def test_trials_are_averaged_as_in_the_leaderboard() -> None:
+    runs = [run("a", "t", 1.0, trial=0), run("a", "t", 0.0, trial=1), run("b", "t", 1.0, trial=0)]
+    assert check_required(runs, ["t"], 0.5).passed
+    assert check_required(runs, ["t"]).failures == (RequiredFailure("a", "t", 0.5),)
+
+
+def test_globs_are_case_sensitive_and_brackets_are_classes() -> None:
+    runs = [run("a", "Safety", 1.0), run("a", "x[1]", 1.0), run("a", "x1", 0.0)]
+    assert check_required(runs, ["Safe*"]).tasks == ("Safety",)
+    with pytest.raises(UnmatchedPatterns):
+        check_required(runs, ["safe*"])
+    assert check_required(runs, ["x[[]1]"]).tasks == ("x[1]",)
+
+
+def test_patterns_are_newline_or_comma_separated() -> None:
+    assert split_patterns(" a*,\nb/? ,\n\n c ") == ("a*", "b/?", "c")
+
+
+def test_failures_are_listed_model_task_score_and_outputs_are_json() -> None:
+    check = check_required(RUNS, ["safety/*", "math/*"])
+    text = required_markdown(check)
+    assert text.startswith("> [!CAUTION]\n> **2 required-task failures** in 2 models")
+    assert "| `a` | `math/1` | 0 |" in text and "| `b` | `safety/2` | 0 |" in text
+    out = required_outputs(check)
+    assert out["required-failures"] == "2"
+    assert json.loads(out["required-failed"]) == [
+        {"model": "a", "task": "math/1", "score": 0.0},
+        {"model": "b", "task": "safety/2", "score": 0.0},
+    ]
+
+
+def test_all_passing_is_one_line() -> None:
+    text = required_markdown(check_required(RUNS, ["safety/1"]))
+    assert text == (
+        "✅ **Required tasks**: all 2 models pass "
+        "(every model must score at least 1 on the 1 task matching `safety/1`)."
+    )
+
+
+def test_a_long_failure_list_is_cut_within_its_limit_and_says_where_the_rest_is() -> None:
+    runs = [run(f"m{i}", f"t{k}", 0.0) for i in range(50) for k in range(100)]
+    text = required_markdown(check_required(runs, ["t*"]), limit=6_000)
+    assert len(text) <= 6_000
+    assert "more: the `required-failed` output and the JSON report (key `required`) list every one." in text
+
+
+def test_hostile_task_ids_in_the_failure_table_are_escaped() -> None:
+    runs = [run("a", "x|`@y`\n<b>", 0.0)]
+    text = required_markdown(check_required(runs, ["x*"]))
+    (row,) = [line for line in text.splitlines() if line.startswith("| `")]
+    assert row.replace("\\|", "").count("|") == 4 and "\n" not in row and "<b>" in row and "``" in row
+
+
+def write(path: Path, runs: list[EvalRun]) -> str:
+    rows = [{"model_id": r.model_id, "task_id": r.task_id, "metric_name": "acc", "score": r.score} for r in runs]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return str(path)
+
+
+def test_the_cli_fails_after_writing_the_leaderboard_and_lists_each_failure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = tmp_path / "r.json"
+    code = cli_main([write(tmp_path / "a.jsonl", RUNS), "--required-tasks", "safety/*", "--json", str(report)])
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert "**1 required-task failure** in 1 model" in out and "| `b` | `safety/2` | 0 |" in out
+    assert "required task failed: b on safety/2: score 0" in err
+    assert json.loads(report.read_text())["required"]["failed"] == [{"model": "b", "task": "safety/2", "score": 0.0}]
+
+
+def test_the_cli_refuses_a_pattern_matching_no_task(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli_main([write(tmp_path / "a.jsonl", RUNS), "--required-tasks", "saftey/*", "--required-score", "0.5"])
+    assert code == 1
+    assert "--required-tasks: the pattern 'saftey/*' matches no task in the runs" in capsys.readouterr().err
+
+
+def test_the_cli_passes_when_every_model_meets_the_required_score(tmp_path: Path) -> None:
+    assert cli_main([write(tmp_path / "a.jsonl", RUNS), "--required-tasks", "safety/1"]) == 0
