@@ -89,8 +89,12 @@ class TooClose:
     n_tasks: int
     differing: tuple[str, ...]  # weighted metrics other than accuracy on which they differ
 
-    def sentence(self, name: Callable[[str], str] = str) -> str:
-        """The specification's sentence; ``name`` formats a model id (a code span in markdown)."""
+    def sentence(
+        self, name: Callable[[str], str] = str, metric: Callable[[str], str] = str, *, limit: int | None = None
+    ) -> str:
+        """The specification's sentence; ``name`` formats a model id and ``metric`` a custom metric or
+        category name, both data (a code span in markdown; the built-in metrics' words are ours);
+        ``limit``: metrics named before the rest are counted."""
         a, b = name(self.model_a), name(self.model_b)
         if self.tasks_needed is not None:
             head = (
@@ -103,7 +107,11 @@ class TooClose:
                 "so more tasks alone would not separate them."
             )
         if self.differing:
-            return f"{head} Any gap between them here is coming from {_and(self.differing)}."
+            keep = len(self.differing) if limit is None else limit
+            named = [d if d in _DESCRIBED.values() else metric(d) for d in self.differing[:keep]]
+            if len(self.differing) > keep:
+                named.append(f"{len(self.differing) - keep:,} more weighted metrics")
+            return f"{head} Any gap between them here is coming from {_and(named)}."
         return f"{head} No other weighted metric separates them either: their order here is not established."
 
 
@@ -133,9 +141,12 @@ def _and(words: Sequence[str]) -> str:
     return ", ".join(words[:-1]) + " and " + words[-1]
 
 
+_DESCRIBED = {"cost": "cost", "latency": "speed", "latency_p50": "speed", "error_rate": "error rate"}
+
+
 def _described(metric: str) -> str:
     """A metric as the too-close sentence names it."""
-    return {"cost": "cost", "latency": "speed", "latency_p50": "speed", "error_rate": "error rate"}.get(metric, metric)
+    return _DESCRIBED.get(metric, metric)
 
 
 def aggregate_metrics(runs: Sequence[EvalRun], board: Leaderboard) -> dict[str, ModelMetrics]:

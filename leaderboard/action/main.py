@@ -49,7 +49,7 @@ from ..report.document import (
     rejected_body,
     summary_markdown,
 )
-from ..report.json_report import render_json
+from ..report.json_report import write_json
 from ..report.markdown import md_text
 from ..stats.aggregation import Leaderboard
 from ..stats.comparison import Comparison, compare
@@ -64,7 +64,7 @@ from .github_api import (
     TokenRejected,
     make_client,
 )
-from .outputs import OutputRefused, key_directory, write_inside
+from .outputs import Content, OutputRefused, key_directory, write_inside
 from .settings import DEFAULTS, Settings, SettingsError, parse_settings
 from .workflow import add_mask, annotate, append_summary, commands_stopped, set_outputs
 
@@ -300,8 +300,13 @@ def _write_files(
     /github/workspace, later steps on the runner elsewhere, and both resolve these.
     """
     directories = (OUTPUT_DIR, key_directory(settings.comment_key))
-    files = {
-        "report.json": render_json(board, baseline=sections.json, composite=sections.composite),
+
+    def report(handle: TextIO) -> None:
+        write_json(board, handle, baseline=sections.json, composite=sections.composite)
+
+    files: dict[str, Content] = {
+        # Streamed: at millions of pairs the report is over a gigabyte, which a string would hold twice.
+        "report.json": report,
         "leaderboard.md": full_markdown(
             board, title=settings.title, commit=commit, sections=sections.full, lead=sections.lead
         ),
