@@ -23,7 +23,7 @@ from operator import attrgetter
 
 import numpy as np
 
-from .config import Card, Config, Normalization, default_normalization
+from .config import Card, Config, Normalization, default_normalization, weights_problem
 from .records import EvalRun
 from .stats.aggregation import Leaderboard, tie_key
 from .validation import BUILTIN_METRICS, InvalidEvalRuns, Problem, shown, validate_runs
@@ -410,6 +410,8 @@ def rank(runs: Sequence[EvalRun], board: Leaderboard, config: Config) -> Composi
         raise InvalidEvalRuns(problems)
     custom, _ = _metric_names(metrics, board)
     raw_weights = dict(config.weights) or {"accuracy": 1.0}
+    if (message := weights_problem(raw_weights)) is not None:  # a Config built in code skips the reader
+        raise InvalidEvalRuns([config.problem("metrics.weights", message)])
     total = math.fsum(raw_weights.values())
     weights = {name: w / total for name, w in raw_weights.items()}
     wanted = dict.fromkeys([*weights, *config.normalize, config.tie_breaker])

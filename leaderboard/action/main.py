@@ -53,7 +53,7 @@ from ..report.json_report import write_json
 from ..report.markdown import md_text
 from ..stats.aggregation import Leaderboard
 from ..stats.comparison import Comparison, compare
-from ..validation import InvalidEvalRuns, Problem
+from ..validation import InvalidEvalRuns, Problem, printable
 from .baseline import Baseline, NoBaseline, describe, describe_markdown, resolve_baseline
 from .event import head_sha, pull_request_number
 from .github_api import (
@@ -233,9 +233,11 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
     with commands_stopped(settings.on_runner):
         print(log_text(board, lead=sections.lead))
         if result is not None:  # model ids are data
-            print(f"Top model on the composite: {result.top_model or '(none: every model is disqualified)'}")
+            # On one line each, escapes shown: an id's newline or ANSI sequence must not forge or paint a line.
+            top = printable(result.top_model) if result.top_model else "(none: every model is disqualified)"
+            print(f"Top model on the composite: {top}")
             for entry in result.disqualified:
-                print(f"DISQUALIFIED {entry.model_id}: {'; '.join(entry.reasons)}")
+                print(f"DISQUALIFIED {printable(entry.model_id)}: {printable('; '.join(entry.reasons))}")
     print(f"Report: {outputs['report']}; markdown: {outputs['markdown']}")
     _report_baseline(settings, baseline, outputs)
     _report_comparison(settings, comparison, outputs)
