@@ -17,10 +17,12 @@ from .numbers import parse_decimal, parse_integer
 from .report.comparison import comment_section, comparison_dict, full_section, gate_line
 from .report.composite import ACCURACY_HEADING, composite_dict, composite_section, composite_verdict
 from .report.document import COMMENT_KEY, Commit, comment_body, render_report
+from .report.failures import failures_dict, failures_line, failures_markdown
 from .report.json_report import write_json
 from .report.markdown import md_text
 from .stats.aggregation import CORRECTIONS, RANK_BY, min_resamples, resample_advice
 from .stats.comparison import compare
+from .trials import failures
 from .validation import InvalidEvalRuns
 
 BASELINE_TITLE = "Compared with the baseline"
@@ -174,6 +176,10 @@ def _run(args: argparse.Namespace) -> int:
         return 1
     # stderr: stdout is the leaderboard itself, byte for byte the same for the same records.
     print(load_summary(session.report()), file=sys.stderr)
+    failed = failures(runs)  # calls left out as failed: counted in the output, the report and here
+    if (failed_line := failures_line(failed)) is not None:
+        print(failed_line, file=sys.stderr)
+    failed_note = [note] if (note := failures_markdown(failed)) is not None else []
     baseline = None
     if args.baseline:
         try:
@@ -195,8 +201,9 @@ def _run(args: argparse.Namespace) -> int:
         try:
             with args.json.open("w", encoding="utf-8") as handle:
                 write_json(
-                    board, handle, baseline=comparison_dict(comparison) if comparison else None, composite=composite
-                )
+                    board, handle, baseline=comparison_dict(comparison) if comparison else None, composite=composite,
+                    failures=failures_dict(failed),
+                )  # fmt: skip
         except OSError as exc:
             print(f"cannot write {args.json}: {exc.strerror or exc}", file=sys.stderr)
             return 1
@@ -209,14 +216,14 @@ def _run(args: argparse.Namespace) -> int:
     lead = composite_verdict(result) if result is not None else None
     if args.comment is not None:
         sections = [comment_section(comparison, described, title=BASELINE_TITLE)] if comparison else []
-        note = comment_note(session.report())  # last, as the action puts it in the comment
+        read = comment_note(session.report())  # last, as the action puts it in the comment
         body = comment_body(
             board,
             key=args.comment_key,
             title=args.title or "Model leaderboard",
             run_url=None,
             commit=commit,
-            sections=[*sections, *ranking, *([md_text(note)] if note else [])],
+            sections=[*sections, *ranking, *([md_text(read)] if read else []), *failed_note],
             lead=lead,
         )
         try:
@@ -226,7 +233,8 @@ def _run(args: argparse.Namespace) -> int:
             return 1
     # The comparison right under the verdict, as in the action's documents.
     sections = [full_section(comparison, described, title=BASELINE_TITLE)] if comparison else []
-    sys.stdout.write(render_report(board, title=args.title, commit=commit, sections=[*sections, *ranking], lead=lead))
+    sections = [*sections, *ranking, *failed_note]
+    sys.stdout.write(render_report(board, title=args.title, commit=commit, sections=sections, lead=lead))
     if comparison is not None and args.fail_on_regression and comparison.regressions:
         for m in comparison.regressions:
             print(f"regressed: {gate_line(m, board.alpha)}", file=sys.stderr)

@@ -17,6 +17,7 @@ cannot disagree.
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
@@ -128,6 +129,8 @@ class CompositeBoard:
     unknown: tuple[Unknown, ...]
     too_close: TooClose | None
     config: Config = field(repr=False)
+    # Capability cards in the configuration that match no model of the data (a typo, or a model not run).
+    unmatched_cards: tuple[str, ...] = ()
 
     @property
     def top_model(self) -> str:
@@ -359,7 +362,7 @@ def _bound(metric: str, kind: str, limit: float, m: ModelMetrics) -> str | None:
     return None
 
 
-def _reasons(m: ModelMetrics, config: Config) -> tuple[str, ...]:
+def _reasons(m: ModelMetrics, config: Config, cards: Mapping[str, Card]) -> tuple[str, ...]:
     """Stage 4: every constraint ``m`` violates or that cannot be checked for it, in words."""
     c = config.constraints
     reasons: list[str | None] = []
@@ -372,7 +375,7 @@ def _reasons(m: ModelMetrics, config: Config) -> tuple[str, ...]:
         if limit is not None:
             reasons.append(_bound(metric, kind, limit, m))
     reasons.extend(_bound(metric, kind, limit, m) for kind, metric, limit in c.bounds)
-    reasons.extend(_card_reasons(config.models.get(m.model_id), config))
+    reasons.extend(_card_reasons(cards.get(m.model_id), config))
     return tuple(r for r in reasons if r is not None)
 
 
@@ -429,10 +432,12 @@ def rank(runs: Sequence[EvalRun], board: Leaderboard, config: Config) -> Composi
         for name in weights
         if weights[name] > 0 and any(normalised[name][model] is None for model in metrics)
     )
+    # Ids are kept in NFC; a card keyed in another spelling (a Config built in code) is the same model.
+    cards = {unicodedata.normalize("NFC", k): card for k, card in config.models.items()}
     entries = []
     for model, m in metrics.items():
         composite = math.fsum(w * (normalised[name][model] or 0.0) for name, w in weights.items())
-        entries.append((model, composite, _reasons(m, config)))
+        entries.append((model, composite, _reasons(m, config, cards)))
     breaker = normalised[config.tie_breaker]
 
     def order(entry: tuple[str, float, tuple[str, ...]]) -> tuple[float, float, str]:
@@ -458,6 +463,7 @@ def rank(runs: Sequence[EvalRun], board: Leaderboard, config: Config) -> Composi
         unknown=unknown,
         too_close=_too_close(ranked, board, weights),
         config=config,
+        unmatched_cards=tuple(sorted(k for k in config.models if unicodedata.normalize("NFC", k) not in metrics)),
     )
 
 

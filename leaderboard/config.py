@@ -19,6 +19,7 @@ import math
 import os
 import re
 import sys
+import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -440,9 +441,18 @@ def _constraints(r: _Reader, entries: Mapping[str, yaml.Node]) -> Constraints:
 
 
 def _models(r: _Reader, entries: Mapping[str, yaml.Node]) -> dict[str, Card]:
+    """The cards by model id in NFC, as the loader keeps ids: a key written in NFD is the same model."""
     out: dict[str, Card] = {}
-    for model, node in entries.items():
-        key = f"models.{model}"
+    spelled: dict[str, str] = {}
+    for written, node in entries.items():
+        model = unicodedata.normalize("NFC", written)
+        key = f"models.{written}"
+        if model in spelled:
+            first = r.origins[f"models.{spelled[model]}"][1]
+            r.bad(key, node, f"names the model of line {first} again, spelled otherwise (Unicode NFD and NFC)")
+            continue
+        spelled[model] = written
+        r.origins[f"models.{model}"] = r.origins[key]
         spec = r.mapping(key, node)
         if spec is None:
             continue

@@ -49,10 +49,12 @@ from ..report.document import (
     rejected_body,
     summary_markdown,
 )
+from ..report.failures import failures_dict, failures_line, failures_markdown
 from ..report.json_report import write_json
 from ..report.markdown import md_text
 from ..stats.aggregation import Leaderboard
 from ..stats.comparison import Comparison, compare
+from ..trials import failures
 from ..validation import InvalidEvalRuns, Problem, printable
 from .baseline import Baseline, NoBaseline, describe, describe_markdown, resolve_baseline
 from .event import head_sha, pull_request_number
@@ -202,6 +204,12 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
     sections = _Sections.of(settings, baseline, comparison).with_composite(result)
     commit = _commit(settings, event)
     read_section = (md_text(left_out),) if left_out else ()  # after the comparison: a note on the data
+    failed = failures(runs)  # calls left out as failed are counted in every document, the report and the log
+    failed_note = failures_markdown(failed)
+    if failed_note is not None:
+        read_section = (*read_section, failed_note)
+        sections = replace(sections, summary=(*sections.summary, failed_note), full=(*sections.full, failed_note))
+    sections = replace(sections, failures=failures_dict(failed))
     body = comment_body(
         board,
         key=settings.comment_key,
@@ -229,6 +237,8 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
     append_summary(settings.summary_path, f"\n{md_text(read_note)}")
     with commands_stopped(settings.on_runner):  # file names and model ids are data, not commands
         print(read_note)
+        if (failed_line := failures_line(failed)) is not None:
+            print(failed_line)
     print(f"{board.n_models} models, {board.n_tasks} tasks, {board.n_runs} runs.")
     with commands_stopped(settings.on_runner):
         print(log_text(board, lead=sections.lead))
@@ -238,6 +248,8 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
             print(f"Top model on the composite: {top}")
             for entry in result.disqualified:
                 print(f"DISQUALIFIED {printable(entry.model_id)}: {printable('; '.join(entry.reasons))}")
+    if result is not None:
+        _warn_unmatched_cards(result)
     print(f"Report: {outputs['report']}; markdown: {outputs['markdown']}")
     _report_baseline(settings, baseline, outputs)
     _report_comparison(settings, comparison, outputs)
@@ -256,6 +268,14 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
     set_outputs(settings.output_path, outputs)
     # The gate, once the comment (and the outputs) say what regressed.
     return max(status, _gate(settings, comparison))
+
+
+def _warn_unmatched_cards(result: CompositeBoard) -> None:
+    """A warning at each capability card that matches no model: its constraints silently apply to nothing."""
+    for name in result.unmatched_cards:
+        p = result.config.problem(f"models.{name}", f"a capability card for {printable(name)}, but no model of that "
+                                  "id is in the data: it applies to nothing (check the spelling)")  # fmt: skip
+        annotate("warning", p.message, file=p.file, line=p.line, title="Configuration: card matches no model")
 
 
 def _top_model(board: Leaderboard, result: CompositeBoard | None) -> str:
@@ -304,7 +324,7 @@ def _write_files(
     directories = (OUTPUT_DIR, key_directory(settings.comment_key))
 
     def report(handle: TextIO) -> None:
-        write_json(board, handle, baseline=sections.json, composite=sections.composite)
+        write_json(board, handle, baseline=sections.json, composite=sections.composite, failures=sections.failures)
 
     files: dict[str, Content] = {
         # Streamed: at millions of pairs the report is over a gigabyte, which a string would hold twice.
@@ -478,6 +498,7 @@ class _Sections:
     json: dict[str, object] | None = None
     composite: dict[str, object] | None = None  # the JSON report's ``composite`` (issue 10)
     lead: str | None = None  # the composite's first sentence, in place of the accuracy verdict
+    failures: dict[str, object] | None = None  # the JSON report's ``failures`` (issue 17)
 
     def with_composite(self, result: CompositeBoard | None) -> _Sections:
         """These sections and, after them, the composite ranking (the same block in every document)."""

@@ -130,6 +130,19 @@ def _warnings(result: CompositeBoard, shown: int, models: int) -> list[str]:
     return out
 
 
+def _unmatched(result: CompositeBoard, shown: int) -> str:
+    cards = result.unmatched_cards
+    names = ", ".join(_name(m) for m in cards[:shown]) + (
+        f" and {len(cards) - shown:,} more" if len(cards) > shown else ""
+    )
+    one = len(cards) == 1
+    return (
+        f"> [!WARNING]\n> The configuration's `models` {'has a card' if one else f'has {len(cards):,} cards'} for "
+        f"{names}, but no model of that id is in the data: {'it applies' if one else 'they apply'} to nothing. "
+        "Check the spelling against the ids in the table (the JSON report's `composite.unmatched_cards` lists them)."
+    )
+
+
 def _reasons(entry: Ranked) -> str:
     shown = [truncate(r, REASON_WIDTH) for r in entry.reasons[:MAX_REASONS]]
     more = len(entry.reasons) - len(shown)
@@ -186,6 +199,8 @@ def _section(result: CompositeBoard, max_rows: int, max_warnings: int, warning_m
     if hidden:
         parts.append(f"{hidden} more models are in the JSON report (`composite`).")
     parts.extend(_warnings(result, max_warnings, warning_models))
+    if result.unmatched_cards:
+        parts.append(_unmatched(result, warning_models))
     if not result.ranked:
         parts.append("**Every model is disqualified**: no model meets the constraints.")
     terms = [(name, w) for name, w in result.weights.items() if w > 0]
@@ -236,6 +251,7 @@ def composite_dict(result: CompositeBoard) -> dict[str, object]:
         "ranked": [entry(r) for r in result.ranked],
         "disqualified": [entry(r) for r in result.disqualified],
         "unknown_weighted": [{"metric": u.metric, "models": list(u.models), "fix": u.fix} for u in result.unknown],
+        "unmatched_cards": list(result.unmatched_cards),
         "too_close": None
         if too_close is None
         else {

@@ -21,7 +21,7 @@ from ..stats.resampling import EXACT_LIMIT, EXACT_PAIR_LIMIT, FloatArray
 from ..stats.significance import EXACT_MAX_NONZERO, MC_RESAMPLES, METHOD_NAMES, NORMAL_MIN_EFFECTIVE, min_tasks
 
 REPORT_SCHEMA = "leaderboard-action/report"
-REPORT_SCHEMA_VERSION = 2
+REPORT_SCHEMA_VERSION = 3
 _PAIRS_PER_WRITE = 4096
 
 
@@ -35,13 +35,15 @@ def report_dict(
     pairs: bool = True,
     baseline: Mapping[str, object] | None = None,
     composite: Mapping[str, object] | None = None,
+    failures: Mapping[str, object] | None = None,
 ) -> dict[str, object]:
     """The JSON report as a dict (schema: docs/report-schema.md); ``pairs=False`` leaves them out.
 
     ``baseline``: the comparison with a baseline (``report.comparison.comparison_dict``), written
     under ``"baseline"`` after ``resolution``; no key without one. ``composite``: the ranking on a
     configuration (:func:`leaderboard.report.composite.composite_dict`), written next, under
-    ``"composite"``; no key without one.
+    ``"composite"``; no key without one. ``failures``: the failed calls left out of the scores
+    (:func:`leaderboard.report.failures.failures_dict`), under ``"failures"`` after ``counts``.
     """
     table = board.pairs
     adjacent, leader = board.resolution()
@@ -89,6 +91,7 @@ def report_dict(
             "pairs_significant": int(table.significant.sum()),
             "all_tied_tasks": board.all_tied_tasks,
         },
+        **({"failures": dict(failures)} if failures is not None else {}),
         "weights_applied": False,
         "weights_ignored": board.weights_ignored,
         "categories": list(board.categories),
@@ -179,10 +182,11 @@ def write_json(
     *,
     baseline: Mapping[str, object] | None = None,
     composite: Mapping[str, object] | None = None,
+    failures: Mapping[str, object] | None = None,
 ) -> None:
     """Stream the JSON report to ``handle``: the head indented, then one line per pair."""
     head = json.dumps(
-        report_dict(board, pairs=False, baseline=baseline, composite=composite),
+        report_dict(board, pairs=False, baseline=baseline, composite=composite, failures=failures),
         indent=2,
         ensure_ascii=False,
         allow_nan=False,
@@ -196,9 +200,13 @@ def write_json(
 
 
 def render_json(
-    board: Leaderboard, *, baseline: Mapping[str, object] | None = None, composite: Mapping[str, object] | None = None
+    board: Leaderboard,
+    *,
+    baseline: Mapping[str, object] | None = None,
+    composite: Mapping[str, object] | None = None,
+    failures: Mapping[str, object] | None = None,
 ) -> str:
     """The JSON report: full precision, stable key order, no NaN (null instead)."""
     out = io.StringIO()
-    write_json(board, out, baseline=baseline, composite=composite)
+    write_json(board, out, baseline=baseline, composite=composite, failures=failures)
     return out.getvalue()
