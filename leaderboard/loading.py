@@ -121,9 +121,9 @@ def _build(record: object, source: Source, sink: _Sink) -> EvalRun | None:
             source=source,
         )  # fmt: skip
     error = record.get("error")
-    if isinstance(error, str) and error.strip().lower() in NO_ERROR:
+    if isinstance(error, str) and error.lower() in NO_ERROR:
         record = {**record, "error": False}  # "0", "false", "": no error, not a reason for one
-    elif isinstance(error, str) and error.strip().lower() == "true":
+    elif isinstance(error, str) and error.lower() == "true":
         record = {**record, "error": True}
     problems = check_fields(record, {"file": source.file, "line": source.line})
     model_kept = _respelled("model_id", model_id, source, sink)

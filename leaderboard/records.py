@@ -65,7 +65,7 @@ NO_ERROR = frozenset({"", "0", "false"})
 def is_failure(error: object) -> bool:
     """``error`` says the call failed: True, or a reason ("timeout"); ``0``, ``false`` and empty text say it did not."""
     if isinstance(error, str):
-        return error.strip().lower() not in NO_ERROR
+        return error.lower() not in NO_ERROR
     return error is True
 
 

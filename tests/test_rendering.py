@@ -166,7 +166,7 @@ def test_unapplied_weights_are_said_not_hidden() -> None:
 def test_json_report_holds_parameters_counts_rows_and_pairs_at_full_precision() -> None:
     board = analyse(demo_suite(), b=200, seed=4, alpha=0.1)
     report = json.loads(render_json(board))
-    assert report["schema"] == "leaderboard-action/report" and report["schema_version"] == 2
+    assert report["schema"] == "leaderboard-action/report" and report["schema_version"] == 3
     assert report["parameters"]["alpha"] == 0.1 and report["parameters"]["bootstrap_samples"] == 200
     assert report["parameters"]["seed"] == 4 and report["parameters"]["min_shared_for_significance"] == 5
     assert report["counts"] == {

@@ -210,6 +210,10 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
         read_section = (*read_section, failed_note)
         sections = replace(sections, summary=(*sections.summary, failed_note), full=(*sections.full, failed_note))
     sections = replace(sections, failures=failures_dict(failed))
+    summary = summary_markdown(
+        board, title=settings.title, commit=commit, sections=sections.summary, lead=sections.lead
+    )
+    written = bool(settings.summary_path)  # appended below, once the files are written
     body = comment_body(
         board,
         key=settings.comment_key,
@@ -218,6 +222,7 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
         commit=commit,
         sections=(*sections.comment, *read_section),
         lead=sections.lead,
+        summary=summary if written else None,  # so the comment says truly what the summary holds
     ).text
     report, markdown = _write_files(settings, board, comment=body, commit=commit, sections=sections)
     outputs = {
@@ -230,9 +235,6 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
         "comment-id": "",
         "comment-url": "",
     }
-    summary = summary_markdown(
-        board, title=settings.title, commit=commit, sections=sections.summary, lead=sections.lead
-    )
     where = "the job summary" if append_summary(settings.summary_path, summary.text) else outputs["markdown"]
     append_summary(settings.summary_path, f"\n{md_text(read_note)}")
     with commands_stopped(settings.on_runner):  # file names and model ids are data, not commands
