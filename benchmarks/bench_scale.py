@@ -66,7 +66,7 @@ def _action(tmp: Path, data: Path, b: int) -> tuple[list[str], dict[str, str], P
     runner.mkdir()
     data.rename(workspace / "results" / data.name)
     (runner / "event.json").write_text(json.dumps({"number": 7, "pull_request": {"number": 7}}))
-    inputs = {**DEFAULTS, "runs": "results/*.jsonl", "comment": "off", "bootstrap-samples": str(b)}
+    inputs = {**DEFAULTS, "runs": "results/*.jsonl", "comment": "off", "bootstrap-samples": str(b), "github-token": ""}
     env = {f"INPUT_{k.upper()}": v for k, v in inputs.items()}
     env.update(
         PATH=os.environ.get("PATH", "/usr/bin:/bin"), PYTHONPATH=str(ROOT), GITHUB_ACTIONS="true",
@@ -88,19 +88,22 @@ def run_case(name: str, tmp: Path) -> dict[str, object]:
     env = None
     if name.endswith("-action"):
         command, env, report = _action(tmp, data, b)
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before, cpu_before = usage.ru_maxrss, usage.ru_utime + usage.ru_stime
     start = time.perf_counter()
     done = subprocess.run(command, cwd=ROOT, capture_output=True, check=False, env=env)
     seconds = time.perf_counter() - start
-    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    peak_kib, cpu = usage.ru_maxrss, usage.ru_utime + usage.ru_stime - cpu_before
     if done.returncode != 0:
-        raise SystemExit(f"{name}: exit {done.returncode}: {done.stderr.decode()[-2000:]}")
+        raise SystemExit(f"{name}: exit {done.returncode}: {(done.stdout + done.stderr).decode()[-2000:]}")
     pairs = models * (models - 1) // 2
     return {
         "case": name,
         "pairs": pairs,
         "b": b,
         "seconds": round(seconds, 2),
+        "cpu_seconds": round(cpu, 2),  # user + system: less sensitive than the wall time to a shared machine
         "peak_mib": round(max(peak_kib, before) / 1024, 1) if peak_kib > before else "n/a (below an earlier case)",
         "report_mib": round(report.stat().st_size / 2**20, 1),
         "markdown_mib": round(len(done.stdout) / 2**20, 2),
