@@ -1,6 +1,7 @@
 """Time and memory of the hostile inputs of issue 8 that used to hang, loop or blow up.
 
-    python benchmarks/bench_hostile.py
+    python benchmarks/bench_hostile.py            # every case
+    python benchmarks/bench_hostile.py composite  # issue 17's composite section at 60 x 40
 
 Each case builds its workspace in a temporary directory, loads it as the action does
 (``load_runs`` with the workspace as root) and prints the wall time, the peak of Python
@@ -149,7 +150,38 @@ def long_integer(tmp: Path) -> tuple[list[str], Path]:
     return ["r.jsonl"], tmp
 
 
+def composite_sizes(models: int = 60, categories: int = 40) -> None:
+    """Issue 17 item 18: every model lacks a third of 40 weighted categories with 190-character names."""
+    from leaderboard import EvalRun, analyse
+    from leaderboard.composite import rank
+    from leaderboard.config import parse_config
+    from leaderboard.report.composite import composite_section
+    from leaderboard.report.document import comment_body, comment_length
+
+    names = [f"category-{c:02d}-" + "n" * 180 for c in range(categories)]
+    runs = [
+        EvalRun(f"org/model-{m:02d}-" + "v" * 80, f"t{c}-{k}", "acc", ((m + c + k) % 7) / 7, category=names[c])
+        for m in range(models) for c in range(categories) if (m + c) % 3 for k in range(2)
+    ]  # fmt: skip
+    start = time.perf_counter()
+    board = analyse(runs, b=500)
+    weights = ", ".join(f"{json.dumps(c)}: 1" for c in board.categories)
+    result = rank(runs, board, parse_config(f"metrics: {{weights: {{{weights}}}}}", "c.yml"))
+    section = composite_section(result)
+    body = comment_body(board, key="k", title="t", run_url=None, sections=[section]).text
+    elapsed = time.perf_counter() - start
+    print(
+        f"| {models} models × {categories} weighted categories, {len(result.unknown)} unknown "
+        f"| {elapsed * 1000:,.0f} ms "
+        f"| — | composite section {comment_length(section):,} characters, comment "
+        f"{comment_length(body):,} of 65,536 |"
+    )
+
+
 def main() -> None:
+    if sys.argv[1:] == ["composite"]:
+        composite_sizes()
+        return
     print(f"Bounds: id {limits.MAX_ID_LENGTH} characters, input {limits.MAX_INPUT_BYTES:,} bytes, "
           f"bootstrap samples {limits.MAX_BOOTSTRAP_SAMPLES:,}.\n")  # fmt: skip
     print("| Case | Time | Peak (tracemalloc) | Outcome |")
@@ -167,6 +199,7 @@ def main() -> None:
     measure("a file 1 byte over the input bound (sparse)", over_the_size_bound)
     measure("100,000 nested [", deep_nesting)
     measure("a 5,000-digit integer in an ignored field", long_integer)
+    composite_sizes()
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from .numbers import parse_decimal, parse_integer
 from .report.comparison import comment_section, comparison_dict, full_section, gate_line
 from .report.composite import ACCURACY_HEADING, composite_dict, composite_section, composite_verdict
 from .report.document import COMMENT_KEY, Commit, comment_body, render_report
+from .report.failures import failures_dict, failures_line, failures_markdown
 from .report.json_report import write_json
 from .report.markdown import md_text
 from .report.task_changes import comment_section as tasks_comment_section
@@ -27,6 +28,7 @@ from .required import split_patterns as split_required
 from .stats.aggregation import CORRECTIONS, RANK_BY, min_resamples, resample_advice
 from .stats.comparison import compare
 from .stats.task_changes import task_changes
+from .trials import failures
 from .validation import InvalidEvalRuns, printable
 
 BASELINE_TITLE = "Compared with the baseline"
@@ -201,6 +203,10 @@ def _run(args: argparse.Namespace) -> int:
         return 1
     # stderr: stdout is the leaderboard itself, byte for byte the same for the same records.
     print(load_summary(session.report()), file=sys.stderr)
+    failed = failures(runs)  # calls left out as failed: counted in the output, the report and here
+    if (failed_line := failures_line(failed)) is not None:
+        print(failed_line, file=sys.stderr)
+    failed_note = [note] if (note := failures_markdown(failed)) is not None else []
     baseline = None
     if args.baseline:
         try:
@@ -240,6 +246,7 @@ def _run(args: argparse.Namespace) -> int:
                     baseline=baseline_json,
                     composite=composite,
                     required=required_dict(required) if required else None,
+                    failures=failures_dict(failed),
                 )
         except OSError as exc:
             print(f"cannot write {args.json}: {exc.strerror or exc}", file=sys.stderr)
@@ -257,14 +264,14 @@ def _run(args: argparse.Namespace) -> int:
         if changes is not None and comparison is not None:
             sections = [*sections, tasks_comment_section(changes, comparison)]
         sections = [s for s in sections if s]
-        note = comment_note(session.report())  # last, as the action puts it in the comment
+        read = comment_note(session.report())  # last, as the action puts it in the comment
         body = comment_body(
             board,
             key=args.comment_key,
             title=args.title or "Model leaderboard",
             run_url=None,
             commit=commit,
-            sections=[*sections, *ranking, *([md_text(note)] if note else [])],
+            sections=[*sections, *ranking, *([md_text(read)] if read else []), *failed_note],
             lead=lead,
         )
         try:
@@ -279,7 +286,8 @@ def _run(args: argparse.Namespace) -> int:
     if changes is not None:
         full.append(tasks_full_section(changes, comparison))
     sections = [s for s in full if s]
-    sys.stdout.write(render_report(board, title=args.title, commit=commit, sections=[*sections, *ranking], lead=lead))
+    sections = [*sections, *ranking, *failed_note]
+    sys.stdout.write(render_report(board, title=args.title, commit=commit, sections=sections, lead=lead))
     status = 0
     if comparison is not None and args.fail_on_regression and comparison.regressions:
         for m in comparison.regressions:

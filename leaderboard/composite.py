@@ -17,13 +17,14 @@ cannot disagree.
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 
 import numpy as np
 
-from .config import Card, Config, Normalization, default_normalization
+from .config import Card, Config, Normalization, default_normalization, weights_problem
 from .records import EvalRun
 from .stats.aggregation import Leaderboard, tie_key
 from .validation import BUILTIN_METRICS, InvalidEvalRuns, Problem, shown, validate_runs
@@ -89,8 +90,12 @@ class TooClose:
     n_tasks: int
     differing: tuple[str, ...]  # weighted metrics other than accuracy on which they differ
 
-    def sentence(self, name: Callable[[str], str] = str) -> str:
-        """The specification's sentence; ``name`` formats a model id (a code span in markdown)."""
+    def sentence(
+        self, name: Callable[[str], str] = str, metric: Callable[[str], str] = str, *, limit: int | None = None
+    ) -> str:
+        """The specification's sentence; ``name`` formats a model id and ``metric`` a custom metric or
+        category name, both data (a code span in markdown; the built-in metrics' words are ours);
+        ``limit``: metrics named before the rest are counted."""
         a, b = name(self.model_a), name(self.model_b)
         if self.tasks_needed is not None:
             head = (
@@ -103,7 +108,11 @@ class TooClose:
                 "so more tasks alone would not separate them."
             )
         if self.differing:
-            return f"{head} Any gap between them here is coming from {_and(self.differing)}."
+            keep = len(self.differing) if limit is None else limit
+            named = [d if d in _DESCRIBED.values() else metric(d) for d in self.differing[:keep]]
+            if len(self.differing) > keep:
+                named.append(f"{len(self.differing) - keep:,} more weighted metrics")
+            return f"{head} Any gap between them here is coming from {_and(named)}."
         return f"{head} No other weighted metric separates them either: their order here is not established."
 
 
@@ -120,6 +129,8 @@ class CompositeBoard:
     unknown: tuple[Unknown, ...]
     too_close: TooClose | None
     config: Config = field(repr=False)
+    # Capability cards in the configuration that match no model of the data (a typo, or a model not run).
+    unmatched_cards: tuple[str, ...] = ()
 
     @property
     def top_model(self) -> str:
@@ -133,9 +144,12 @@ def _and(words: Sequence[str]) -> str:
     return ", ".join(words[:-1]) + " and " + words[-1]
 
 
+_DESCRIBED = {"cost": "cost", "latency": "speed", "latency_p50": "speed", "error_rate": "error rate"}
+
+
 def _described(metric: str) -> str:
     """A metric as the too-close sentence names it."""
-    return {"cost": "cost", "latency": "speed", "latency_p50": "speed", "error_rate": "error rate"}.get(metric, metric)
+    return _DESCRIBED.get(metric, metric)
 
 
 def aggregate_metrics(runs: Sequence[EvalRun], board: Leaderboard) -> dict[str, ModelMetrics]:
@@ -348,7 +362,7 @@ def _bound(metric: str, kind: str, limit: float, m: ModelMetrics) -> str | None:
     return None
 
 
-def _reasons(m: ModelMetrics, config: Config) -> tuple[str, ...]:
+def _reasons(m: ModelMetrics, config: Config, cards: Mapping[str, Card]) -> tuple[str, ...]:
     """Stage 4: every constraint ``m`` violates or that cannot be checked for it, in words."""
     c = config.constraints
     reasons: list[str | None] = []
@@ -361,7 +375,7 @@ def _reasons(m: ModelMetrics, config: Config) -> tuple[str, ...]:
         if limit is not None:
             reasons.append(_bound(metric, kind, limit, m))
     reasons.extend(_bound(metric, kind, limit, m) for kind, metric, limit in c.bounds)
-    reasons.extend(_card_reasons(config.models.get(m.model_id), config))
+    reasons.extend(_card_reasons(cards.get(m.model_id), config))
     return tuple(r for r in reasons if r is not None)
 
 
@@ -399,6 +413,8 @@ def rank(runs: Sequence[EvalRun], board: Leaderboard, config: Config) -> Composi
         raise InvalidEvalRuns(problems)
     custom, _ = _metric_names(metrics, board)
     raw_weights = dict(config.weights) or {"accuracy": 1.0}
+    if (message := weights_problem(raw_weights)) is not None:  # a Config built in code skips the reader
+        raise InvalidEvalRuns([config.problem("metrics.weights", message)])
     total = math.fsum(raw_weights.values())
     weights = {name: w / total for name, w in raw_weights.items()}
     wanted = dict.fromkeys([*weights, *config.normalize, config.tie_breaker])
@@ -416,10 +432,12 @@ def rank(runs: Sequence[EvalRun], board: Leaderboard, config: Config) -> Composi
         for name in weights
         if weights[name] > 0 and any(normalised[name][model] is None for model in metrics)
     )
+    # Ids are kept in NFC; a card keyed in another spelling (a Config built in code) is the same model.
+    cards = {unicodedata.normalize("NFC", k): card for k, card in config.models.items()}
     entries = []
     for model, m in metrics.items():
         composite = math.fsum(w * (normalised[name][model] or 0.0) for name, w in weights.items())
-        entries.append((model, composite, _reasons(m, config)))
+        entries.append((model, composite, _reasons(m, config, cards)))
     breaker = normalised[config.tie_breaker]
 
     def order(entry: tuple[str, float, tuple[str, ...]]) -> tuple[float, float, str]:
@@ -445,6 +463,7 @@ def rank(runs: Sequence[EvalRun], board: Leaderboard, config: Config) -> Composi
         unknown=unknown,
         too_close=_too_close(ranked, board, weights),
         config=config,
+        unmatched_cards=tuple(sorted(k for k in config.models if unicodedata.normalize("NFC", k) not in metrics)),
     )
 
 

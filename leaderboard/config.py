@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import math
 import os
+import re
+import sys
+import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -25,7 +28,7 @@ from typing import Any, Literal
 import yaml
 
 from .limits import MAX_BOOTSTRAP_SAMPLES, MAX_ID_LENGTH
-from .numbers import parse_decimal
+from .numbers import MAX_INTEGER_DIGITS, parse_decimal
 from .validation import InvalidEvalRuns, Problem, shown
 
 Mode = Literal["identity", "minmax", "target", "budget"]
@@ -171,6 +174,11 @@ _NULL = "tag:yaml.org,2002:null"
 _WORDS = {_INT: "an integer", _FLOAT: "a number", _BOOL: "a boolean", _STR: "a string", _NULL: "null"}
 
 
+# Numbers as JSON writes them (a leading + allowed): no leading zero, which YAML 1.1 reads as octal.
+_PLAIN_DECIMAL = re.compile(r"[+-]?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_PLAIN_INTEGER = re.compile(r"[+-]?(?:0|[1-9][0-9]*)")
+
+
 def _line(node: yaml.Node) -> int:
     return int(node.start_mark.line) + 1
 
@@ -231,27 +239,52 @@ class _Reader:
             self.bad(key, node, f"must be {what}, got {shown(node.value, 40)} ({exc})")
             return None
 
-    def number(self, key: str, node: yaml.Node, valid: Callable[[float], bool], what: str) -> float | None:
-        value = self.scalar(key, node, (_INT, _FLOAT), what)
-        if value is None:
+    def numeral(self, key: str, node: yaml.Node, what: str, integer: bool) -> str | None:
+        """The text of a number written in plain decimal, else None with a problem.
+
+        YAML 1.1 (PyYAML) reads ``010`` as 8, ``0x10`` as 16, ``1:30`` as 90 and ``1_0`` as 10; each
+        is refused (as the action's inputs refuse them) rather than read as a number nobody wrote.
+        YAML 1.2's ``1e-3``, which YAML 1.1 leaves a string, is a number when written unquoted.
+        """
+        numeric = isinstance(node, yaml.ScalarNode) and (
+            node.tag in ((_INT,) if integer else (_INT, _FLOAT))
+            or (not integer and node.tag == _STR and node.style is None and parse_decimal(node.value) is not None)
+        )
+        if not numeric:
+            self.bad(key, node, f"must be {what}, got {self.describe(node)}")
             return None
-        try:
-            number = float(value)
-        except OverflowError:
-            number = math.inf
+        text = str(node.value)
+        if not (_PLAIN_INTEGER if integer else _PLAIN_DECIMAL).fullmatch(text) or len(text) > MAX_INTEGER_DIGITS:
+            try:
+                read = f": YAML 1.1 would read it as {shown(self.loader.construct_object(node), 40)}"
+            except (yaml.YAMLError, ValueError, OverflowError):
+                read = ""
+            self.bad(
+                key, node,
+                f"must be {what} in plain decimal (no leading zero, 0x, 0b, _ or :), got {shown(text, 40)}{read}",
+            )  # fmt: skip
+            return None
+        return text
+
+    def number(self, key: str, node: yaml.Node, valid: Callable[[float], bool], what: str) -> float | None:
+        text = self.numeral(key, node, what, integer=False)
+        if text is None:
+            return None
+        number = float(text)  # plain decimal: an overflow is inf, refused below
         if not math.isfinite(number) or not valid(number):
-            self.bad(key, node, f"must be {what}, got {shown(node.value, 40)}")
+            self.bad(key, node, f"must be {what}, got {shown(text, 40)}")
             return None
         return number
 
     def integer(self, key: str, node: yaml.Node, valid: Callable[[int], bool], what: str) -> int | None:
-        value = self.scalar(key, node, (_INT,), what)
-        if value is None:
+        text = self.numeral(key, node, what, integer=True)
+        if text is None:
             return None
+        value = int(text)
         if not valid(value):
-            self.bad(key, node, f"must be {what}, got {shown(node.value, 40)}")
+            self.bad(key, node, f"must be {what}, got {shown(text, 40)}")
             return None
-        return int(value)
+        return value
 
     def boolean(self, key: str, node: yaml.Node) -> bool | None:
         value = self.scalar(key, node, (_BOOL,), "true or false")
@@ -356,9 +389,22 @@ def _weights(r: _Reader, entries: Mapping[str, yaml.Node], node: yaml.Node) -> d
         weight = r.number(f"metrics.weights.{metric}", value_node, lambda v: v >= 0, "a number >= 0")
         if weight is not None:
             out[metric] = weight
-    if entries and len(out) == len(entries) and sum(out.values()) <= 0:
-        r.bad("metrics.weights", node, "the weights add up to 0: give at least one metric a positive weight")
+    if entries and len(out) == len(entries):
+        if sum(out.values()) <= 0:
+            r.bad("metrics.weights", node, "the weights add up to 0: give at least one metric a positive weight")
+        elif (message := weights_problem(out)) is not None:
+            r.bad("metrics.weights", node, message)
     return out
+
+
+def weights_problem(weights: Mapping[str, float]) -> str | None:
+    """Why the weights cannot be normalised (their sum overflows a float), or None."""
+    if math.isfinite(sum(weights.values())):
+        return None
+    return (
+        f"the weights add up to more than a number can hold (about {sys.float_info.max:.3g}): only their ratios "
+        "matter, so scale them down (e.g. 0.6 and 0.4)"
+    )
 
 
 def _constraints(r: _Reader, entries: Mapping[str, yaml.Node]) -> Constraints:
@@ -395,9 +441,18 @@ def _constraints(r: _Reader, entries: Mapping[str, yaml.Node]) -> Constraints:
 
 
 def _models(r: _Reader, entries: Mapping[str, yaml.Node]) -> dict[str, Card]:
+    """The cards by model id in NFC, as the loader keeps ids: a key written in NFD is the same model."""
     out: dict[str, Card] = {}
-    for model, node in entries.items():
-        key = f"models.{model}"
+    spelled: dict[str, str] = {}
+    for written, node in entries.items():
+        model = unicodedata.normalize("NFC", written)
+        key = f"models.{written}"
+        if model in spelled:
+            first = r.origins[f"models.{spelled[model]}"][1]
+            r.bad(key, node, f"names the model of line {first} again, spelled otherwise (Unicode NFD and NFC)")
+            continue
+        spelled[model] = written
+        r.origins[f"models.{model}"] = r.origins[key]
         spec = r.mapping(key, node)
         if spec is None:
             continue
@@ -533,6 +588,8 @@ def parse_weights(text: str) -> dict[str, float]:
         out[metric] = number
     if sum(out.values()) <= 0:
         raise ValueError("the weights add up to 0: give at least one metric a positive weight")
+    if (message := weights_problem(out)) is not None:
+        raise ValueError(message)
     return out
 
 

@@ -31,7 +31,7 @@ import numpy as np
 from . import limits
 from .formats import Session
 from .numbers import parse_decimal, parse_integer
-from .records import EvalRun, Source
+from .records import NO_ERROR, EvalRun, Source
 from .validation import (
     CALL_FIELDS,
     FIELDS,
@@ -120,6 +120,11 @@ def _build(record: object, source: Source, sink: _Sink) -> EvalRun | None:
             sys.intern(model_id), task_id, sys.intern(metric), float(score), sys.intern(category), float(weight),
             source=source,
         )  # fmt: skip
+    error = record.get("error")
+    if isinstance(error, str) and error.lower() in NO_ERROR:
+        record = {**record, "error": False}  # "0", "false", "": no error, not a reason for one
+    elif isinstance(error, str) and error.lower() == "true":
+        record = {**record, "error": True}
     problems = check_fields(record, {"file": source.file, "line": source.line})
     model_kept = _respelled("model_id", model_id, source, sink)
     task_kept = _respelled("task_id", task_id, source, sink)
@@ -501,7 +506,7 @@ def _read_json(handle: BinaryIO, name: str, sink: _Sink) -> list[EvalRun]:
 
 _CSV_CALL_FIELDS = ("cost_usd", "latency_ms", "error", "trial")
 _CSV_METRIC = "metrics."
-_BOOLEAN_CELLS = {"true": True, "false": False}
+_BOOLEAN_CELLS = {"true": True, "false": False, "1": True, "0": False}
 
 
 def _csv_records(text: str, name: str, sink: _Sink) -> Iterator[tuple[int, dict[str, Any]]]:

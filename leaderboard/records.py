@@ -55,7 +55,18 @@ class EvalRun:
     @property
     def failed(self) -> bool:
         """The call failed (``error`` is True or a reason): it counts toward the error rate alone."""
-        return self.error is True or isinstance(self.error, str)
+        return is_failure(self.error)
+
+
+# What a CSV cell or a harness writes for "no error": never a reason for a failure.
+NO_ERROR = frozenset({"", "0", "false"})
+
+
+def is_failure(error: object) -> bool:
+    """``error`` says the call failed: True, or a reason ("timeout"); ``0``, ``false`` and empty text say it did not."""
+    if isinstance(error, str):
+        return error.lower() not in NO_ERROR
+    return error is True
 
 
 @dataclass(frozen=True)

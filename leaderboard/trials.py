@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from operator import attrgetter
 
 from .records import EvalRun
@@ -59,3 +59,32 @@ def collapse_trials(runs: Sequence[EvalRun]) -> Sequence[EvalRun]:
         mean = math.fsum(r.score for r in members if r.score is not None) / len(members)
         out.append(replace(first, score=mean, trial=None))
     return out
+
+
+@dataclass(frozen=True)
+class Failures:
+    """The calls left out of the scores as failed: counted, so that none vanishes without a word.
+
+    ``by_model``: (model, failed calls), most first; ``unranked``: models with no completed
+    call at all, which the leaderboard therefore cannot rank.
+    """
+
+    calls: int = 0
+    by_model: tuple[tuple[str, int], ...] = ()
+    unranked: tuple[str, ...] = ()
+
+
+def failures(runs: Sequence[EvalRun]) -> Failures:
+    """Count the failed calls of ``runs`` (checked column by column first: the common case has none)."""
+    errors = list(map(attrgetter("error"), runs))
+    if set(map(type, errors)) <= {bool} and not any(errors):
+        return Failures()
+    failed: dict[str, int] = {}
+    completed: set[str] = set()
+    for run in runs:
+        if run.failed:
+            failed[run.model_id] = failed.get(run.model_id, 0) + 1
+        else:
+            completed.add(run.model_id)
+    by_model = tuple(sorted(failed.items(), key=lambda item: (-item[1], item[0])))
+    return Failures(sum(failed.values()), by_model, tuple(sorted(set(failed) - completed)))

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .limits import MAX_ID_LENGTH
-from .records import EvalRun, Source
+from .records import EvalRun, Source, is_failure
 
 # The largest cost, latency or custom metric a call may report: means and per-1k costs stay finite.
 MAX_AMOUNT = 1e12
@@ -140,7 +140,7 @@ def check_fields(record: Mapping[str, object], where: Mapping[str, Any]) -> list
             bad(name, f"must be a string, got {type(value).__name__} {shown(value)}")
         elif (message := _string_problem(name, value)) is not None:
             bad(name, message)
-    failed = record.get("error") is True or isinstance(record.get("error"), str)
+    failed = is_failure(record.get("error"))
     if "score" not in record:
         if not failed:
             bad("score", "missing required field (only a failed call, with `error` set, may leave it out)")

@@ -65,11 +65,14 @@ def test_bodies_that_differ_only_in_the_run_link_have_the_same_content() -> None
 
 
 def test_at_sixty_models_the_comment_keeps_the_leader_against_everyone_and_says_what_is_left_out() -> None:
-    composed = comment_body(big_board(60), key="k", title="t", run_url=None)
+    board = big_board(60)
+    summary = summary_markdown(board, title="t")
+    composed = comment_body(board, key="k", title="t", run_url=None, summary=summary)
     assert composed.leader_pairs == 59 and composed.shown_models == 60
     assert comment_length(composed.text) <= COMMENT_LIMIT and tables_are_whole(composed.text)
     left = 1770 - composed.leader_pairs - composed.neighbour_pairs - composed.other_pairs
-    assert f"{left:,} of the 1,770 pairs" in composed.text and "job summary" in composed.text
+    assert f"{left:,} of the 1,770 pairs" in composed.text
+    assert "The job summary has every model, 1,000 of the 1,770 pairs and the categories" in composed.text
 
 
 def test_what_fits_is_kept_in_priority_order() -> None:

@@ -49,7 +49,8 @@ from ..report.document import (
     rejected_body,
     summary_markdown,
 )
-from ..report.json_report import render_json
+from ..report.failures import failures_dict, failures_line, failures_markdown
+from ..report.json_report import write_json
 from ..report.markdown import md_text
 from ..report.task_changes import comment_section as tasks_comment_section
 from ..report.task_changes import counts_text, newly_failing, required_markdown, required_outputs, task_changes_dict
@@ -59,6 +60,7 @@ from ..required import RequiredCheck, UnmatchedPatterns, check_required, require
 from ..stats.aggregation import Leaderboard
 from ..stats.comparison import Comparison, compare
 from ..stats.task_changes import TaskChanges, task_changes
+from ..trials import failures
 from ..validation import InvalidEvalRuns, Problem, printable
 from .baseline import Baseline, NoBaseline, describe, describe_markdown, resolve_baseline
 from .event import head_sha, pull_request_number
@@ -70,7 +72,7 @@ from .github_api import (
     TokenRejected,
     make_client,
 )
-from .outputs import OutputRefused, key_directory, write_inside
+from .outputs import Content, OutputRefused, key_directory, write_inside
 from .settings import DEFAULTS, Settings, SettingsError, parse_settings
 from .workflow import add_mask, annotate, append_summary, commands_stopped, set_outputs
 
@@ -222,6 +224,16 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
     )
     commit = _commit(settings, event)
     read_section = (md_text(left_out),) if left_out else ()  # after the comparison: a note on the data
+    failed = failures(runs)  # calls left out as failed are counted in every document, the report and the log
+    failed_note = failures_markdown(failed)
+    if failed_note is not None:
+        read_section = (*read_section, failed_note)
+        sections = replace(sections, summary=(*sections.summary, failed_note), full=(*sections.full, failed_note))
+    sections = replace(sections, failures=failures_dict(failed))
+    summary = summary_markdown(
+        board, title=settings.title, commit=commit, sections=sections.summary, lead=sections.lead
+    )
+    written = bool(settings.summary_path)  # appended below, once the files are written
     body = comment_body(
         board,
         key=settings.comment_key,
@@ -230,6 +242,7 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
         commit=commit,
         sections=(*sections.comment, *read_section),
         lead=sections.lead,
+        summary=summary if written else None,  # so the comment says truly what the summary holds
     ).text
     report, markdown = _write_files(settings, board, comment=body, commit=commit, sections=sections)
     outputs = {
@@ -242,20 +255,23 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
         "comment-id": "",
         "comment-url": "",
     }
-    summary = summary_markdown(
-        board, title=settings.title, commit=commit, sections=sections.summary, lead=sections.lead
-    )
     where = "the job summary" if append_summary(settings.summary_path, summary.text) else outputs["markdown"]
     append_summary(settings.summary_path, f"\n{md_text(read_note)}")
     with commands_stopped(settings.on_runner):  # file names and model ids are data, not commands
         print(read_note)
+        if (failed_line := failures_line(failed)) is not None:
+            print(failed_line)
     print(f"{board.n_models} models, {board.n_tasks} tasks, {board.n_runs} runs.")
     with commands_stopped(settings.on_runner):
         print(log_text(board, lead=sections.lead))
         if result is not None:  # model ids are data
-            print(f"Top model on the composite: {result.top_model or '(none: every model is disqualified)'}")
+            # On one line each, escapes shown: an id's newline or ANSI sequence must not forge or paint a line.
+            top = printable(result.top_model) if result.top_model else "(none: every model is disqualified)"
+            print(f"Top model on the composite: {top}")
             for entry in result.disqualified:
-                print(f"DISQUALIFIED {entry.model_id}: {'; '.join(entry.reasons)}")
+                print(f"DISQUALIFIED {printable(entry.model_id)}: {printable('; '.join(entry.reasons))}")
+    if result is not None:
+        _warn_unmatched_cards(result)
     print(f"Report: {outputs['report']}; markdown: {outputs['markdown']}")
     _report_baseline(settings, baseline, outputs)
     _report_comparison(settings, comparison, outputs)
@@ -275,6 +291,14 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
     set_outputs(settings.output_path, outputs)
     # The gates, once the comment (and the outputs) say what regressed and what failed.
     return max(status, _gate(settings, comparison), _required_gate(settings, required))
+
+
+def _warn_unmatched_cards(result: CompositeBoard) -> None:
+    """A warning at each capability card that matches no model: its constraints silently apply to nothing."""
+    for name in result.unmatched_cards:
+        p = result.config.problem(f"models.{name}", f"a capability card for {printable(name)}, but no model of that "
+                                  "id is in the data: it applies to nothing (check the spelling)")  # fmt: skip
+        annotate("warning", p.message, file=p.file, line=p.line, title="Configuration: card matches no model")
 
 
 def _top_model(board: Leaderboard, result: CompositeBoard | None) -> str:
@@ -321,10 +345,20 @@ def _write_files(
     /github/workspace, later steps on the runner elsewhere, and both resolve these.
     """
     directories = (OUTPUT_DIR, key_directory(settings.comment_key))
-    files = {
-        "report.json": render_json(
-            board, baseline=sections.json, composite=sections.composite, required=sections.required
-        ),
+
+    def report(handle: TextIO) -> None:
+        write_json(
+            board,
+            handle,
+            baseline=sections.json,
+            composite=sections.composite,
+            required=sections.required,
+            failures=sections.failures,
+        )
+
+    files: dict[str, Content] = {
+        # Streamed: at millions of pairs the report is over a gigabyte, which a string would hold twice.
+        "report.json": report,
         "leaderboard.md": full_markdown(
             board, title=settings.title, commit=commit, sections=sections.full, lead=sections.lead
         ),
@@ -495,6 +529,7 @@ class _Sections:
     composite: dict[str, object] | None = None  # the JSON report's ``composite`` (issue 10)
     lead: str | None = None  # the composite's first sentence, in place of the accuracy verdict
     required: dict[str, object] | None = None  # the JSON report's ``required`` (issue 16)
+    failures: dict[str, object] | None = None  # the JSON report's ``failures`` (issue 17)
 
     def with_task_changes(self, changes: TaskChanges | None, comparison: Comparison | None) -> _Sections:
         """The tasks that moved, right after the comparison (issue 16)."""

@@ -14,7 +14,11 @@ import contextlib
 import os
 import secrets
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TextIO
+
+# A file's content: the text, or a function that writes it (a report of a gigabyte is streamed, not held).
+Content = str | Callable[[TextIO], None]
 
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 
@@ -64,7 +68,7 @@ def _open_directory(parent: int, name: str, shown: str) -> int:
         raise OutputRefused(shown, _refusal(parent, name, "a directory")) from exc
 
 
-def _write_file(directory: int, name: str, text: str, shown: str) -> None:
+def _write_file(directory: int, name: str, text: Content, shown: str) -> None:
     try:
         info: os.stat_result | None = os.stat(name, dir_fd=directory, follow_symlinks=False)
     except FileNotFoundError:
@@ -77,7 +81,10 @@ def _write_file(directory: int, name: str, text: str, shown: str) -> None:
             temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666, dir_fd=directory
         )
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+            if isinstance(text, str):
+                handle.write(text)
+            else:
+                text(handle)
         # A rename replaces the name: a hard link elsewhere keeps its old content.
         os.replace(temporary, name, src_dir_fd=directory, dst_dir_fd=directory)
     except OSError as exc:
@@ -86,7 +93,7 @@ def _write_file(directory: int, name: str, text: str, shown: str) -> None:
         raise OutputRefused(shown, f"cannot write the file: {exc.strerror or exc}") from exc
 
 
-def write_inside(workspace: str, directories: Sequence[str], files: Mapping[str, str]) -> None:
+def write_inside(workspace: str, directories: Sequence[str], files: Mapping[str, Content]) -> None:
     """Create ``workspace/<directories...>`` and write ``files`` there, following no link on the way."""
     try:
         fd = os.open(workspace, _DIRECTORY)

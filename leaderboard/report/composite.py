@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import math
 
-from ..composite import CompositeBoard, Ranked, format_value
+from ..composite import CompositeBoard, Ranked, Unknown, format_value
 from ..config import Normalization
+from .document import comment_length
 from .formatting import labels
 from .markdown import DASH, md_code, md_text, truncate
 
@@ -14,12 +15,28 @@ def _inline(text: str) -> str:
     return md_code(text, table=False)
 
 
-# Rows the section shows of each kind, and characters of an id outside the table: the section is
-# never dropped for size, so it bounds itself (about 20,000 characters at most, a third of a comment).
+def _name(text: str) -> str:
+    """A metric or category name (data) in running text, cut to ID_WIDTH."""
+    return _inline(truncate(text, ID_WIDTH))
+
+
+# Rows the section shows of each kind, and characters of a name outside the table: the section is
+# never dropped for size, so it bounds itself to SECTION_LIMIT (under a third of a comment), showing
+# fewer rows and warnings where it must; what it leaves out is in the JSON report's ``composite``.
 MAX_ROWS = 50
 ID_WIDTH = 60
+SECTION_LIMIT = 20_000
 # Custom metric columns shown (the JSON report has all).
 MAX_CUSTOM_COLUMNS = 4
+# Weighted metrics unknown for some models: one warning each up to this many, then one for the rest.
+MAX_WARNINGS = 5
+# Models named in one warning, reasons shown per disqualified model, metrics named in the too-close
+# sentence and in the composite's formula.
+WARNING_MODELS = 20
+MAX_REASONS = 5
+REASON_WIDTH = 200
+MAX_NAMED = 5
+MAX_TERMS = 10
 
 _BUILTIN = ("accuracy", "cost", "latency", "latency_p50", "error_rate")
 _COLUMNS = (("accuracy", "Accuracy"), ("cost", "$/1k calls"), ("latency", "p95 ms"), ("error_rate", "Error rate"))
@@ -47,7 +64,7 @@ def _how(name: str, n: Normalization) -> str:
     if n.mode != "budget":
         detail += f", {n.direction} is better"
     # Built-in names are our words; any other is a custom metric or category from the data.
-    shown = md_text(label) if name in _BUILTIN else _inline(label)
+    shown = md_text(label) if name in _BUILTIN else _name(label)
     return f"{shown} ({detail})"
 
 
@@ -81,10 +98,75 @@ def composite_verdict(result: CompositeBoard) -> str:
     return text + "." + disqualified
 
 
+def _fix(unknown: Unknown) -> str:
+    """The warning's fix in markdown: a custom metric's name is data, so it is a code span."""
+    if unknown.metric in _BUILTIN:
+        return unknown.fix  # our words, with our field names in code spans
+    return f"report {_name(unknown.metric)} for these models"
+
+
+def _warnings(result: CompositeBoard, shown: int, models: int) -> list[str]:
+    """A warning per weighted metric unknown for some models, up to ``shown``; then one for the rest."""
+    out = []
+    for unknown in result.unknown[:shown]:
+        names = ", ".join(_name(m) for m in unknown.models[:models]) + (
+            f" and {len(unknown.models) - models:,} more" if len(unknown.models) > models else ""
+        )
+        what = "Cost per 1k calls" if unknown.metric == "cost" else _name(unknown.metric)
+        out.append(
+            f"> [!WARNING]\n> {what} is weighted, but it is unknown for {names}: it counts as 0 (the worst) for "
+            f"{'them' if len(unknown.models) > 1 else 'it'}. To fix, {_fix(unknown)}."
+        )
+    rest = result.unknown[shown:]
+    if rest:
+        named = ", ".join(_name(u.metric) for u in rest[:MAX_NAMED]) + (
+            f" and {len(rest) - MAX_NAMED:,} more" if len(rest) > MAX_NAMED else ""
+        )
+        out.append(
+            f"> [!WARNING]\n> {len(rest):,} more weighted metrics are unknown for some models and count as 0 (the "
+            f"worst) for them: {named}. The JSON report's `composite.unknown_weighted` names every metric, the "
+            "models it is unknown for and the fix."
+        )
+    return out
+
+
+def _unmatched(result: CompositeBoard, shown: int) -> str:
+    cards = result.unmatched_cards
+    names = ", ".join(_name(m) for m in cards[:shown]) + (
+        f" and {len(cards) - shown:,} more" if len(cards) > shown else ""
+    )
+    one = len(cards) == 1
+    return (
+        f"> [!WARNING]\n> The configuration's `models` {'has a card' if one else f'has {len(cards):,} cards'} for "
+        f"{names}, but no model of that id is in the data: {'it applies' if one else 'they apply'} to nothing. "
+        "Check the spelling against the ids in the table (the JSON report's `composite.unmatched_cards` lists them)."
+    )
+
+
+def _reasons(entry: Ranked) -> str:
+    shown = [truncate(r, REASON_WIDTH) for r in entry.reasons[:MAX_REASONS]]
+    more = len(entry.reasons) - len(shown)
+    return md_text("; ".join(shown)) + (f"; and {more:,} more (the JSON report has every reason)" if more else "")
+
+
 def composite_section(result: CompositeBoard) -> str:
-    """The ranking by composite, the DISQUALIFIED models with every reason, warnings, the too-close sentence."""
+    """The ranking by composite, the DISQUALIFIED models with their reasons, warnings, the too-close sentence.
+
+    Never over SECTION_LIMIT: when the fullest section is larger, fewer rows, warnings and
+    models per warning are shown (each said, with where the rest is).
+    """
+    rows, warnings, models = MAX_ROWS, MAX_WARNINGS, WARNING_MODELS
+    while True:
+        text = _section(result, rows, warnings, models)
+        if comment_length(text) <= SECTION_LIMIT or (rows, warnings, models) == (1, 0, 1):
+            return text
+        rows, warnings, models = max(1, rows // 2), warnings // 2, max(1, models // 2)
+
+
+def _section(result: CompositeBoard, max_rows: int, max_warnings: int, warning_models: int) -> str:
     custom = list(result.custom_metrics[:MAX_CUSTOM_COLUMNS])
-    header = ["Rank", "Model", "Composite", *(label for _, label in _COLUMNS), *(md_code(c) for c in custom)]
+    names = [md_code(truncate(c, ID_WIDTH)) for c in custom]
+    header = ["Rank", "Model", "Composite", *(label for _, label in _COLUMNS), *names]
     lines = [_row(header), "|-----:|-------|----------:|" + "-----:|" * (len(_COLUMNS) + len(custom))]
 
     label = labels([e.model_id for e in (*result.ranked, *result.disqualified)])
@@ -99,40 +181,34 @@ def composite_section(result: CompositeBoard) -> str:
             *(_cell(c, values.get(c)) for c in custom),
         ]
 
-    for entry in result.ranked[:MAX_ROWS]:
+    for entry in result.ranked[:max_rows]:
         lines.append(
             _row(cells(entry, str(entry.rank), f"{entry.composite:.3f}" if entry.composite is not None else DASH))
         )
-    for entry in result.disqualified[:MAX_ROWS]:
+    for entry in result.disqualified[:max_rows]:
         lines.append(_row(cells(entry, DASH, "DISQUALIFIED")))
     parts = ["### Composite ranking\n\n" + "\n".join(lines)]
     if result.too_close is not None:
-        parts.append(result.too_close.sentence(_inline))
+        parts.append(result.too_close.sentence(_inline, _name, limit=MAX_NAMED))
     if result.disqualified:
         reasons = [
-            f"- ✗ {_inline(label[entry.model_id])}: {md_text('; '.join(entry.reasons))}"
-            for entry in result.disqualified[:MAX_ROWS]
+            f"- ✗ {_inline(label[entry.model_id])}: {_reasons(entry)}" for entry in result.disqualified[:max_rows]
         ]
         parts.append("\n".join(reasons))
-    hidden = max(0, len(result.ranked) - MAX_ROWS) + max(0, len(result.disqualified) - MAX_ROWS)
+    hidden = max(0, len(result.ranked) - max_rows) + max(0, len(result.disqualified) - max_rows)
     if hidden:
         parts.append(f"{hidden} more models are in the JSON report (`composite`).")
-    for unknown in result.unknown:
-        models = ", ".join(_inline(truncate(m, ID_WIDTH)) for m in unknown.models[:20]) + (
-            " …" if len(unknown.models) > 20 else ""
-        )
-        what = "Cost per 1k calls" if unknown.metric == "cost" else _inline(unknown.metric)
-        parts.append(
-            f"> [!WARNING]\n> {what} is weighted, but it is unknown for {models}: it counts as 0 (the worst) for "
-            f"{'them' if len(unknown.models) > 1 else 'it'}. To fix, {unknown.fix}."
-        )
+    parts.extend(_warnings(result, max_warnings, warning_models))
+    if result.unmatched_cards:
+        parts.append(_unmatched(result, warning_models))
     if not result.ranked:
         parts.append("**Every model is disqualified**: no model meets the constraints.")
-    weights = " + ".join(
-        f"{w:.2f} × {_how(name, result.normalization[name])}" for name, w in result.weights.items() if w > 0
-    )
+    terms = [(name, w) for name, w in result.weights.items() if w > 0]
+    weights = " + ".join(f"{w:.2f} × {_how(name, result.normalization[name])}" for name, w in terms[:MAX_TERMS])
+    if len(terms) > MAX_TERMS:
+        weights += f" + {len(terms) - MAX_TERMS:,} more terms (the JSON report's `composite.weights`)"
     parts.append(
-        f"<sub>Composite = {weights}; ties broken by {_inline(result.tie_breaker)}. Cost is the mean over completed "
+        f"<sub>Composite = {weights}; ties broken by {_name(result.tie_breaker)}. Cost is the mean over completed "
         "calls ×1000 and unknown if any completed call is unpriced; failed calls count only in the error rate. "
         "A disqualified model is not ranked.</sub>"
     )
@@ -175,6 +251,7 @@ def composite_dict(result: CompositeBoard) -> dict[str, object]:
         "ranked": [entry(r) for r in result.ranked],
         "disqualified": [entry(r) for r in result.disqualified],
         "unknown_weighted": [{"metric": u.metric, "models": list(u.models), "fix": u.fix} for u in result.unknown],
+        "unmatched_cards": list(result.unmatched_cards),
         "too_close": None
         if too_close is None
         else {

@@ -517,8 +517,7 @@ def compose(
         if not fits():
             kept["rows"] = _largest(1, kept["rows"], lambda k: fits(rows=k))
             if not fits():
-                body = "\n\n".join([*head, f"The leaderboard is too large to show here. {elsewhere}", *tail]) + "\n"
-                return Composed(body, 0, False, False)
+                return Composed(_without_table(head, tail, limit, measure, elsewhere), 0, False, False)
         return done(**kept)
     # Then, each only if it fits beside what is kept: the other rows, neighbours, categories, other pairs.
     kept["rows"] = _largest(kept["rows"], n, lambda k: fits(rows=k))
@@ -527,6 +526,24 @@ def compose(
         kept["categories"] = 1
     kept["others"] = _largest(0, size["others"], lambda k: fits(others=k))
     return done(**kept)
+
+
+def _without_table(
+    head: Sequence[str], tail: Sequence[str], limit: int, measure: Callable[[str], int], elsewhere: str
+) -> str:
+    """The head and tail with no table; a section of the head that does not fit either is left out, and said."""
+    note = f"The leaderboard is too large to show here. {elsewhere}"
+    kept: list[str] = []
+    left_out = 0
+    for part in head:
+        trial = [*kept, part]
+        if measure("\n\n".join([*trial, note, *tail]) + "\n") <= limit:
+            kept = trial
+        else:
+            left_out += 1
+    if left_out:
+        note = f"The leaderboard and {count(left_out, 'section')} above it are too large to show here. {elsewhere}"
+    return "\n\n".join([*kept, note, *tail]) + "\n"
 
 
 def _title(key: str | None, title: str) -> list[str]:
@@ -567,12 +584,14 @@ def comment_body(
     sections: Sequence[str] = (),
     commit: Commit | None = None,
     lead: str | None = None,
+    summary: Composed | None = None,
 ) -> Composed:
     """The PR comment.
 
     ``sections`` (markdown blocks: the baseline comparison, the composite ranking) come right
     under the verdict, before the leaderboard, and are never dropped for size; ``lead``
-    replaces the verdict (a composite ranking's own first sentence).
+    replaces the verdict (a composite ranking's own first sentence). ``summary``: the job
+    summary as written (None: none was), so that the comment says truly what it holds.
     """
     return compose(
         board,
@@ -580,11 +599,30 @@ def comment_body(
         tail=_run_link(run_url),
         limit=COMMENT_LIMIT,
         measure=comment_length,
-        elsewhere=(
-            "The job summary and `leaderboard.md` (the `markdown` output) have more; "
-            "the JSON report (the `report` output) has everything."
-        ),
+        elsewhere=_elsewhere(board, summary),
     )
+
+
+def _and(words: Sequence[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def _elsewhere(board: Leaderboard, summary: Composed | None) -> str:
+    """Where what a comment leaves out really is: the job summary only for what it holds."""
+    n = len(board.rows)
+    full = "`leaderboard.md` (the `markdown` output) has every model" + (" and category" if board.categories else "")
+    if board.pairs_computed and len(board.pairs) > PAIRS_SHOWN:
+        full += f" and {PAIRS_SHOWN:,} of the pairs"
+    tail = f"{full}; the JSON report (the `report` output) has everything."
+    if summary is None or not summary.shown_models:
+        return tail[0].upper() + tail[1:]
+    has = ["every model" if summary.shown_models >= n else f"the top {summary.shown_models:,} models"]
+    pairs = summary.leader_pairs + summary.neighbour_pairs + summary.other_pairs
+    if pairs:
+        has.append("every pair" if pairs >= len(board.pairs) else f"{pairs:,} of the {len(board.pairs):,} pairs")
+    if board.categories:
+        has.append("the categories" if summary.categories else "not the categories")
+    return f"The job summary has {_and(has)}; {tail}"
 
 
 def summary_markdown(

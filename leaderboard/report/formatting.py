@@ -157,11 +157,17 @@ def rank_range(lo: int | None, hi: int | None, rank: int) -> str:
     return str(lo) if lo == hi else f"{lo}–{hi}"
 
 
+P_FLOOR = 0.001
+
+
 def p_value(p: float) -> str:
+    """A p-value as a reader needs it: below 0.001 only that it is (a Monte Carlo test's floor, 1/4,001 at
+    the default resamples, would otherwise print as the same odd number on every clear pair; the JSON
+    report keeps the number)."""
     if math.isnan(p):
         return DASH
-    if p < 0.0001:
-        return "<0.0001"
+    if p < P_FLOOR:
+        return f"< {P_FLOOR:g}"
     return f"{p:.2g}" if p < 0.01 else f"{p:.3f}".rstrip("0").rstrip(".") if p < 1 else "1"
 
 

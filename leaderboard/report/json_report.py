@@ -15,9 +15,11 @@ import secrets
 from collections.abc import Mapping
 from typing import TextIO
 
+import numpy as np
+
 from ..records import PairwiseDiff
-from ..stats.aggregation import RESAMPLES_PER_TAIL, Leaderboard, min_resamples
-from ..stats.resampling import EXACT_LIMIT, EXACT_PAIR_LIMIT
+from ..stats.aggregation import RESAMPLES_PER_TAIL, SIGNIFICANT, Leaderboard, min_resamples
+from ..stats.resampling import EXACT_LIMIT, EXACT_PAIR_LIMIT, FloatArray
 from ..stats.significance import EXACT_MAX_NONZERO, MC_RESAMPLES, METHOD_NAMES, NORMAL_MIN_EFFECTIVE, min_tasks
 
 REPORT_SCHEMA = "leaderboard-action/report"
@@ -81,13 +83,15 @@ def report_dict(
     baseline: Mapping[str, object] | None = None,
     composite: Mapping[str, object] | None = None,
     required: Mapping[str, object] | None = None,
+    failures: Mapping[str, object] | None = None,
 ) -> dict[str, object]:
     """The JSON report as a dict (schema: docs/report-schema.md); ``pairs=False`` leaves them out.
 
     ``baseline``: the comparison with a baseline (``report.comparison.comparison_dict``), written
     under ``"baseline"`` after ``resolution``; no key without one. ``composite``: the ranking on a
     configuration (:func:`leaderboard.report.composite.composite_dict`), written next, under
-    ``"composite"``; no key without one.
+    ``"composite"``; no key without one. ``failures``: the failed calls left out of the scores
+    (:func:`leaderboard.report.failures.failures_dict`), under ``"failures"`` after ``counts``.
     """
     table = board.pairs
     adjacent, leader = board.resolution()
@@ -135,6 +139,7 @@ def report_dict(
             "pairs_significant": int(table.significant.sum()),
             "all_tied_tasks": board.all_tied_tasks,
         },
+        **({"failures": dict(failures)} if failures is not None else {}),
         "weights_applied": False,
         "weights_ignored": board.weights_ignored,
         "categories": list(board.categories),
@@ -169,22 +174,50 @@ def report_dict(
     return report
 
 
-def _numbers(values: list[float]) -> list[str]:
-    # json.dumps writes floats with repr; NaN has no JSON form.
-    return [repr(v) if v == v else "null" for v in values]
+def _numbers(column: FloatArray) -> list[str]:
+    """Each float as json.dumps writes it (repr; NaN has no JSON form: null).
+
+    Formatting a float is most of the report's time at millions of pairs, so a column of few
+    distinct values (p-values at the Monte Carlo floor) formats each once; distinct by bits, so
+    that -0.0 stays -0.0. The rest go through json.dumps, which formats in C.
+    """
+    if not column.size:
+        return []
+    bits, inverse = np.unique(column.view(np.int64), return_inverse=True)
+    if bits.size * 4 <= column.size:
+        shown = [repr(v) if v == v else "null" for v in bits.view(np.float64).tolist()]
+        return [shown[i] for i in inverse.ravel().tolist()]
+    return json.dumps(column.tolist()).replace("NaN", "null")[1:-1].split(", ")
+
+
+def _reasons(board: Leaderboard, start: int, stop: int) -> list[str]:
+    """Each pair's reason, JSON-encoded, in the table's own words.
+
+    A reason is a function of the pair's columns below, and there are few distinct ones
+    ("CI includes 0", "exact p = 0.5"): each is worded and encoded once, for the first pair
+    that has it, rather than once per pair of millions. Floats by their bits (NaN is not equal to itself).
+    """
+    t = board.pairs
+    columns = (t.reason_code, t.n_shared, t.method, t.p_value.view(np.int64), t.p_adjusted.view(np.int64))
+    keys = zip(*(c[start:stop].tolist() for c in (*columns, t.tasks_needed)), strict=True)
+    first: dict[tuple[int, ...], int] = {}
+    groups = [first.setdefault(key, k) for k, key in enumerate(keys)]
+    encoded = {k: json.dumps(t.reason(start + k)) for k in first.values()}
+    return [encoded[k] for k in groups]
 
 
 def _pair_lines(board: Leaderboard, start: int, stop: int) -> list[str]:
     t = board.pairs
-    a, b = (t.a[start:stop] + 1).tolist(), (t.b[start:stop] + 1).tolist()
-    n = t.n_shared[start:stop].tolist()
+    a, b = (list(map(str, (c[start:stop] + 1).tolist())) for c in (t.a, t.b))
+    n = list(map(str, t.n_shared[start:stop].tolist()))
     needed = [str(v) if v >= 0 else "null" for v in t.tasks_needed[start:stop].tolist()]
     tests = [METHOD_NAMES[m] for m in t.method[start:stop].tolist()]
-    significant = ["true" if v else "false" for v in t.significant[start:stop].tolist()]
+    # The chunk's own codes: ``t.significant`` compares the whole column, on every chunk.
+    significant = ["true" if v == SIGNIFICANT else "false" for v in t.reason_code[start:stop].tolist()]
     mean, lo, hi, p, adjusted = (
-        _numbers(c[start:stop].tolist()) for c in (t.mean_diff, t.ci_lo, t.ci_hi, t.p_value, t.p_adjusted)
+        _numbers(c[start:stop]) for c in (t.mean_diff, t.ci_lo, t.ci_hi, t.p_value, t.p_adjusted)
     )
-    reasons = [json.dumps(r) for r in t.reasons(start, stop)]
+    reasons = _reasons(board, start, stop)
     return [
         f'{{"a": {a[k]}, "b": {b[k]}, "n_shared": {n[k]}, "mean_diff": {mean[k]}, "ci_lo": {lo[k]}, '
         f'"ci_hi": {hi[k]}, "p_value": {p[k]}, "p_adjusted": {adjusted[k]}, "test": "{tests[k]}", '
@@ -200,9 +233,12 @@ def write_json(
     baseline: Mapping[str, object] | None = None,
     composite: Mapping[str, object] | None = None,
     required: Mapping[str, object] | None = None,
+    failures: Mapping[str, object] | None = None,
 ) -> None:
     """Stream the JSON report to ``handle``: the head indented, then one line per pair."""
-    head = _dumps(report_dict(board, pairs=False, baseline=baseline, composite=composite, required=required))
+    head = _dumps(
+        report_dict(board, pairs=False, baseline=baseline, composite=composite, required=required, failures=failures)
+    )
     handle.write(head[: head.rindex("}")].rstrip() + ',\n  "pairs": [')
     total = len(board.pairs)
     for start in range(0, total, _PAIRS_PER_WRITE):
@@ -217,8 +253,9 @@ def render_json(
     baseline: Mapping[str, object] | None = None,
     composite: Mapping[str, object] | None = None,
     required: Mapping[str, object] | None = None,
+    failures: Mapping[str, object] | None = None,
 ) -> str:
     """The JSON report: full precision, stable key order, no NaN (null instead)."""
     out = io.StringIO()
-    write_json(board, out, baseline=baseline, composite=composite, required=required)
+    write_json(board, out, baseline=baseline, composite=composite, required=required, failures=failures)
     return out.getvalue()
