@@ -504,7 +504,7 @@ def _intervals(
             notes[k] = f"{int(moments.clusters[k])} cluster"
             lo[k] = hi[k] = means[k]
         elif not binary[k]:
-            notes[k] = _ci_note(matrix.scores[m, present[k]])
+            notes[k] = _ci_note(matrix.scores[k, present[k]])
     return means, np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0), notes, moments.df
 
 

@@ -21,7 +21,7 @@ SWE-bench, a passage of a reading test), not the task:
   with the same tiers (exact enumeration up to 20 non-zero clusters, exact binomial when
   all sums are equal, Monte Carlo sign patterns otherwise). Exact at any cluster sizes.
   Fewer than ``min_tasks(alpha)`` clusters cannot reach alpha: nothing is significant.
-* **0/1 scores**: the Wilson score interval with the design-effect-adjusted effective n
+* **0/1 scores**: the (continuity-corrected) Wilson score interval with the design-effect-adjusted effective n
   (N / max(1, V / (p(1-p)/N))) and the t quantile at the Bell-McCaffrey df.
 
 Without clustering, :func:`design_effect` measures how much the categories would widen
@@ -175,11 +175,22 @@ def t_interval(moments: ClusterMoments, alpha: float) -> tuple[FloatArray, Float
 
 
 def wilson(p: FloatArray, n_eff: FloatArray, z: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """Wilson's score interval for a proportion ``p`` from an effective ``n_eff`` at quantile ``z``."""
+    """Wilson's score interval with continuity correction (Newcombe 1998) for a proportion ``p``.
+
+    From an effective ``n_eff`` at quantile ``z``. Without the correction Wilson's coverage
+    dips to 93.0% at n = 10, p = 0.9 and 83% at n = 6, p = 0.97 (exact binomial sums); with it
+    every n >= 6 and p in {0.5, 0.9, 0.97} covers at least 95.8% (README, bench_clusters.py).
+    """
     z2 = z * z
-    centre = (p + z2 / (2.0 * n_eff)) / (1.0 + z2 / n_eff)
-    half = z / (1.0 + z2 / n_eff) * np.sqrt(np.maximum(p * (1.0 - p) / n_eff + z2 / (4.0 * n_eff * n_eff), 0.0))
-    return np.maximum(centre - half, 0.0), np.minimum(centre + half, 1.0)
+    denominator = 2.0 * (n_eff + z2)
+    with np.errstate(invalid="ignore"):
+        lo_root = np.sqrt(np.maximum(z2 - 2.0 - 1.0 / n_eff + 4.0 * p * (n_eff * (1.0 - p) + 1.0), 0.0))
+        hi_root = np.sqrt(np.maximum(z2 + 2.0 - 1.0 / n_eff + 4.0 * p * (n_eff * (1.0 - p) - 1.0), 0.0))
+    lo = (2.0 * n_eff * p + z2 - 1.0 - z * lo_root) / denominator
+    hi = (2.0 * n_eff * p + z2 + 1.0 + z * hi_root) / denominator
+    lo = np.where(p <= 0.0, 0.0, np.clip(lo, 0.0, 1.0))
+    hi = np.where(p >= 1.0, 1.0, np.clip(hi, 0.0, 1.0))
+    return np.minimum(lo, p), np.maximum(hi, p)
 
 
 def clustered_wilson(moments: ClusterMoments, n_eff: FloatArray, alpha: float) -> tuple[FloatArray, FloatArray]:
