@@ -79,7 +79,7 @@ def se(p: float, reps: int) -> float:
 def clusters(reps: int) -> None:
     print(f"\n## Clusters ({reps} replications per row; alpha 0.05, B = {B})\n")
     print(
-        "| scores | clusters, rho | cluster-by | false 'significant' (pair) | coverage of a's 95% CI | mean half-width |"
+        "| scores | clusters, rho | cluster-by | false 'significant' (pair) | coverage of a's CI | half-width |"
     )
     print("|---|---|---|---:|---:|---:|")
     for kind in ("binary", "continuous"):
