@@ -44,19 +44,29 @@ def sizes_of(c: int, total: int) -> np.ndarray:
 
 
 def simulate(kind: str, sizes: np.ndarray, rho: float, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
-    """(scores a, scores b, cluster of each task, true mean of a)."""
+    """(scores a, scores b, cluster of each task, true mean of a).
+
+    Task t in cluster g: a's expected score 0.5 + s_g + x_t + u_g / 2, b's 0.5 + s_g + x_t - u_g / 2,
+    with x_t ~ U(-0.3, 0.3) the task's own difficulty, s_g the cluster's difficulty (intra-cluster
+    correlation rho on scores) and u_g the cluster's advantage of a over b (intra-cluster correlation
+    rho on the per-task difference; E u_g = 0: no difference on average over clusters). Binary:
+    each model solves the task with that probability (clipped to [0.02, 0.98]); continuous: that
+    value plus N(0, 0.15) noise, clipped to [0, 1]. Everything is symmetric about 0.5, so a's
+    true mean over the population of clusters is 0.5.
+    """
     g = np.repeat(np.arange(sizes.size), sizes)
     n = g.size
-    shared = rng.normal(0, math.sqrt(rho), sizes.size)[g]  # common to both models: the suite's cluster effect
-    gap = rng.normal(0, math.sqrt(rho), sizes.size)[g] - rng.normal(0, math.sqrt(rho), sizes.size)[g]
+    within = 0.25 if kind == "binary" else 0.03 + 0.0225  # a score's variance within a cluster, about
+    diff_within = 0.35 if kind == "binary" else 2 * 0.0225
+    s = rng.normal(0, math.sqrt(rho / (1 - rho) * within), sizes.size)[g]
+    u = rng.normal(0, math.sqrt(rho / (1 - rho) * diff_within), sizes.size)[g]
+    x = rng.uniform(-0.3, 0.3, n)
+    mean_a, mean_b = 0.5 + s + x + u / 2, 0.5 + s + x - u / 2
     if kind == "binary":
-        base = 0.5 + shared
-        pa = np.clip(base + gap / 2, 0.02, 0.98)
-        pb = np.clip(base - gap / 2, 0.02, 0.98)
+        pa, pb = np.clip(mean_a, 0.02, 0.98), np.clip(mean_b, 0.02, 0.98)
         return (rng.random(n) < pa).astype(float), (rng.random(n) < pb).astype(float), g, 0.5
-    base = 0.5 + shared
-    a = np.clip(base + gap / 2 + rng.normal(0, 0.15, n), 0, 1)
-    b = np.clip(base - gap / 2 + rng.normal(0, 0.15, n), 0, 1)
+    a = np.clip(mean_a + rng.normal(0, 0.15, n), 0, 1)
+    b = np.clip(mean_b + rng.normal(0, 0.15, n), 0, 1)
     return a, b, g, 0.5
 
 
@@ -78,9 +88,7 @@ def se(p: float, reps: int) -> float:
 
 def clusters(reps: int) -> None:
     print(f"\n## Clusters ({reps} replications per row; alpha 0.05, B = {B})\n")
-    print(
-        "| scores | clusters, rho | cluster-by | false 'significant' (pair) | coverage of a's CI | half-width |"
-    )
+    print("| scores | clusters, rho | cluster-by | false 'significant' (pair) | coverage of a's CI | half-width |")
     print("|---|---|---|---:|---:|---:|")
     for kind in ("binary", "continuous"):
         for c, rho in ((10, 0.0), (10, 0.05), (10, 0.20), (30, 0.05), (30, 0.20)):
@@ -114,9 +122,12 @@ def gate(reps: int) -> None:
         for r in range(reps):
             base, pr = {}, {}
             for m in range(20):
-                # The same model on a re-run: the cluster effect is its own, per run.
-                p = np.clip(0.5 + rng.normal(0, math.sqrt(0.05), 10)[g], 0.02, 0.98)
-                q = np.clip(0.5 + rng.normal(0, math.sqrt(0.05), 10)[g], 0.02, 0.98)
+                # The same model re-run: per cluster, a shift u_g of the re-run against the baseline with
+                # intra-cluster correlation 0.05 on the per-task difference (mean 0: unchanged on average).
+                x = rng.uniform(0.2, 0.8, g.size)
+                u = rng.normal(0, math.sqrt(0.05 / 0.95 * 0.35), 10)[g]
+                p = np.clip(x - u / 2, 0.02, 0.98)
+                q = np.clip(x + u / 2, 0.02, 0.98)
                 base[f"m{m:02d}"] = (rng.random(g.size) < p).astype(float)
                 pr[f"m{m:02d}"] = (rng.random(g.size) < q).astype(float)
             result = compare(runs_of(base, g), runs_of(pr, g), b=B, alpha=0.05, seed=r, cluster_by=by,  # type: ignore[arg-type]
@@ -126,7 +137,17 @@ def gate(reps: int) -> None:
         print(f"- cluster-by {by}: gate fails {f:.1%} ± {se(f, reps):.1%} (Holm over the 20 models)", flush=True)
 
 
+def weighted_truth() -> float:
+    """E[w y] / E[w] of the weighted simulation, by a million draws (its clipping has no closed form)."""
+    rng = np.random.default_rng(12345)
+    d = rng.uniform(0, 1, 1_000_000)
+    y = np.clip(0.9 - 0.7 * d + rng.normal(0, 0.1, d.size), 0, 1)
+    w = 1.0 + 4.0 * d
+    return float((w * y).sum() / w.sum())
+
+
 def weights(reps: int) -> None:
+    truth = weighted_truth()
     print(f"\n## Weighted mean coverage, weight correlated with difficulty ({reps} replications)\n")
     print("| tasks | task-weights | coverage of the weighted mean |")
     print("|---:|---|---:|")
@@ -139,7 +160,6 @@ def weights(reps: int) -> None:
                 w = 1.0 + 4.0 * difficulty  # hard tasks weigh more
                 p = 0.9 - 0.7 * difficulty
                 scores = np.clip(p + rng.normal(0, 0.1, n), 0, 1)
-                truth = (1 + 4 * 0.5 * 0.9 - 0.7 * (1 / 2 + 4 / 3)) / 3  # E[w p] / E[w]
                 board = analyse(runs_of({"a": scores}, np.zeros(n, dtype=int), w), b=B, seed=r, weights=mode)  # type: ignore[arg-type]
                 row = board.rows[0]
                 cover += row.mean_ci_lo <= truth <= row.mean_ci_hi

@@ -20,7 +20,9 @@ from .report.document import COMMENT_KEY, Commit, comment_body, render_report
 from .report.json_report import write_json
 from .report.markdown import md_text
 from .stats.aggregation import CORRECTIONS, RANK_BY, min_resamples, resample_advice
+from .stats.clustering import CLUSTER_BY
 from .stats.comparison import compare
+from .stats.weights import TASK_WEIGHTS
 from .validation import InvalidEvalRuns
 
 BASELINE_TITLE = "Compared with the baseline"
@@ -104,6 +106,19 @@ def parser() -> argparse.ArgumentParser:
         default="none",
         help="multiple comparisons: none (per-pair alpha, default) or holm (family-wise alpha over all pairs)",
     )
+    p.add_argument(
+        "--cluster-by",
+        choices=CLUSTER_BY,
+        default=None,
+        help="the unit of every interval and test: none (tasks, default), category or cluster (each record's "
+        "cluster field); a configuration's statistics.cluster_by applies when not given",
+    )
+    p.add_argument(
+        "--task-weights",
+        choices=TASK_WEIGHTS,
+        default=None,
+        help="ignore (default: every task counts equally) or apply (weighted means, bootstrap and test)",
+    )
     p.add_argument("--title", default=None, help="a heading for the markdown")
     p.add_argument("--format", choices=FORMAT_NAMES, default="auto", help="input format (default auto: by content)")
     p.add_argument("--metric", default=None, help="per-instance metric of harness outputs (default: per format)")
@@ -165,8 +180,9 @@ def _run(args: argparse.Namespace) -> int:
         config = _config(args)
         runs = load_runs(args.files, session=session)
         board, result = evaluate(
-            runs, config, b=args.b, alpha=args.alpha, seed=args.seed, rank_by=args.rank_by, correction=args.correction
-        )
+            runs, config, b=args.b, alpha=args.alpha, seed=args.seed, rank_by=args.rank_by, correction=args.correction,
+            cluster_by=args.cluster_by, task_weights=args.task_weights,
+        )  # fmt: skip
     except InvalidEvalRuns as exc:
         for problem in exc.problems:
             print(problem, file=sys.stderr)
@@ -186,10 +202,17 @@ def _run(args: argparse.Namespace) -> int:
     comparison = None
     if baseline is not None:
         # With the leaderboard's parameters, which a configuration's statistics block may have set.
-        comparison = compare(
-            baseline, runs, b=board.b, alpha=board.alpha, seed=board.seed, tolerance=args.regression_tolerance,
-            correction=args.correction,
-        )  # fmt: skip
+        try:
+            comparison = compare(
+                baseline, runs, b=board.b, alpha=board.alpha, seed=board.seed, tolerance=args.regression_tolerance,
+                correction=args.correction, cluster_by=board.clustering.by if board.clustering else "none",
+                weights=board.task_weights,
+            )  # fmt: skip
+        except InvalidEvalRuns as exc:
+            for problem in exc.problems:
+                print(f"baseline: {problem}", file=sys.stderr)
+            print(f"{len(exc.problems)} problem(s) in the baseline: no leaderboard was made.", file=sys.stderr)
+            return 1
     composite = composite_dict(result) if result is not None else None
     if args.json is not None:
         try:

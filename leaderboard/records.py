@@ -81,6 +81,8 @@ class LeaderboardRow:
     ci_note: str | None = None
     rank_lo: int | None = None
     rank_hi: int | None = None
+    # How the CI was made (issue 15): "percentile bootstrap", "Wilson", "CR2 t" or "clustered Wilson".
+    ci_method: str = "percentile bootstrap"
 
     @property
     def in_top_group(self) -> bool:

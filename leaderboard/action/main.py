@@ -195,6 +195,8 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
         seed=None if settings.seed == DEFAULT_SEED else settings.seed,
         rank_by=settings.rank_by,
         correction=settings.correction,
+        cluster_by=None if settings.cluster_by == "none" else settings.cluster_by,
+        task_weights=None if settings.task_weights == "ignore" else settings.task_weights,
     )
     # Issue 9: the comparison with the baseline, shown right under the verdict of every document;
     # issue 10: the composite ranking after it.
@@ -531,6 +533,8 @@ def _compare(
         seed=board.seed,
         tolerance=settings.regression_tolerance,
         correction=settings.correction,
+        cluster_by=board.clustering.by if board.clustering else "none",
+        weights=board.task_weights,
     )
 
 

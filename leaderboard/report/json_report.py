@@ -19,7 +19,7 @@ from ..stats.resampling import EXACT_LIMIT, EXACT_PAIR_LIMIT
 from ..stats.significance import EXACT_MAX_NONZERO, MC_RESAMPLES, METHOD_NAMES, NORMAL_MIN_EFFECTIVE, min_tasks
 
 REPORT_SCHEMA = "leaderboard-action/report"
-REPORT_SCHEMA_VERSION = 2
+REPORT_SCHEMA_VERSION = 3
 _PAIRS_PER_WRITE = 4096
 
 
@@ -58,6 +58,7 @@ def report_dict(
             for p in pair_list
         ]
 
+    applied = board.task_weights == "apply" and board.weights_ignored
     report: dict[str, object] = {
         "schema": REPORT_SCHEMA,
         "schema_version": REPORT_SCHEMA_VERSION,
@@ -76,6 +77,8 @@ def report_dict(
             "exact_test_max_nonzero": EXACT_MAX_NONZERO,
             "monte_carlo_resamples": MC_RESAMPLES,
             "normal_min_effective_tasks": NORMAL_MIN_EFFECTIVE,
+            "cluster_by": board.clustering.by if board.clustering is not None else "none",
+            "task_weights": board.task_weights,
         },
         "counts": {
             "runs": board.n_runs,
@@ -87,8 +90,10 @@ def report_dict(
             "pairs_significant": int(table.significant.sum()),
             "all_tied_tasks": board.all_tied_tasks,
         },
-        "weights_applied": False,
-        "weights_ignored": board.weights_ignored,
+        "weights_applied": applied,
+        "weights_ignored": board.weights_ignored and not applied,
+        "clustering": _clustering(board),
+        "design_effect": _design(board),
         "categories": list(board.categories),
         "top_group": list(board.top_group),
         "rows": [
@@ -101,6 +106,7 @@ def report_dict(
                 "mean_ci_lo": row.mean_ci_lo,
                 "mean_ci_hi": row.mean_ci_hi,
                 "ci_note": row.ci_note,
+                "ci_method": row.ci_method,
                 "win_rate": row.win_rate,
                 "tasks_completed": row.tasks_completed,
                 "categories": dict(row.categories),
@@ -119,6 +125,37 @@ def report_dict(
     return report
 
 
+def _clustering(board: Leaderboard) -> dict[str, object] | None:
+    """What the statistics treated as units (issue 15); None without clustering."""
+    c = board.clustering
+    if c is None:
+        return None
+    return {
+        "by": c.by,
+        "clusters": c.count,
+        "largest": c.largest,
+        "largest_share": c.largest_share,
+        "mean_size": c.mean_size,
+        "min_df": _float(c.min_df),
+        "method": c.method,
+        "warning": c.warns,
+    }
+
+
+def _design(board: Leaderboard) -> dict[str, object] | None:
+    """The categories' design effect, reported when clustering is off and there are two categories or more."""
+    d = board.design
+    if d is None:
+        return None
+    return {
+        "categories": d.categories,
+        "icc_lo": d.icc_lo,
+        "icc_hi": d.icc_hi,
+        "design_effect": d.design_effect,
+        "warning": d.warns,
+    }
+
+
 def _numbers(values: list[float]) -> list[str]:
     # json.dumps writes floats with repr; NaN has no JSON form.
     return [repr(v) if v == v else "null" for v in values]
@@ -135,10 +172,16 @@ def _pair_lines(board: Leaderboard, start: int, stop: int) -> list[str]:
         _numbers(c[start:stop].tolist()) for c in (t.mean_diff, t.ci_lo, t.ci_hi, t.p_value, t.p_adjusted)
     )
     reasons = [json.dumps(r) for r in t.reasons(start, stop)]
+    # Clustered (issue 15): the pair's shared clusters and the clusters needed, after the other fields.
+    extra = [""] * (stop - start)
+    if t.clustered:
+        clusters = t.n_clusters[start:stop].tolist()
+        wanted = [str(v) if v >= 0 else "null" for v in t.clusters_needed[start:stop].tolist()]
+        extra = [f', "n_clusters": {clusters[k]}, "clusters_needed": {wanted[k]}' for k in range(stop - start)]
     return [
         f'{{"a": {a[k]}, "b": {b[k]}, "n_shared": {n[k]}, "mean_diff": {mean[k]}, "ci_lo": {lo[k]}, '
         f'"ci_hi": {hi[k]}, "p_value": {p[k]}, "p_adjusted": {adjusted[k]}, "test": "{tests[k]}", '
-        f'"significant": {significant[k]}, "reason": {reasons[k]}, "tasks_needed": {needed[k]}}}'
+        f'"significant": {significant[k]}, "reason": {reasons[k]}, "tasks_needed": {needed[k]}{extra[k]}}}'
         for k in range(stop - start)
     ]
 

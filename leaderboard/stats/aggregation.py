@@ -448,6 +448,14 @@ def _ci_note(values: FloatArray) -> str | None:
     return None
 
 
+_CI_METHODS = {
+    (False, False): "percentile bootstrap",
+    (False, True): "Wilson",
+    (True, False): "CR2 t",
+    (True, True): "clustered Wilson",
+}
+
+
 def _binary(matrix: ScoreMatrix) -> NDArray[np.bool_]:
     """Models whose every score is 0 or 1: their interval is a score interval, not a bootstrap."""
     s = matrix.scores
@@ -512,6 +520,7 @@ def _rows(
     matrix: ScoreMatrix, theta: FloatArray | None, alpha: float, rank_by: RankBy, design: _Design
 ) -> tuple[list[LeaderboardRow], FloatArray, FloatArray]:
     means, lo, hi, ci_notes, df = _intervals(matrix, theta, alpha, design)
+    binary = _binary(matrix)
     rates, completed = _win_rates(matrix)
     rows = []
     for m in _order(matrix.model_ids, means, rates, rank_by):
@@ -533,6 +542,7 @@ def _rows(
                 categories=categories,
                 category_tasks={matrix.categories[c]: int(counts[c]) for c in np.flatnonzero(counts)},
                 ci_note=ci_notes[m],
+                ci_method=_CI_METHODS[(design.cluster is not None, bool(binary[m]))],
             )
         )
     return rows, means, df
@@ -640,6 +650,8 @@ class PairTable(Sequence[PairwiseDiff]):
                 out.append(f"too few shared tasks ({int(self.n_shared[start + k])} < {fewest})")
             else:
                 test = "Holm-adjusted" if self.correction == "holm" else TEST_WORDS[int(self.method[start + k])]
+                if self.clustered and self.correction != "holm":
+                    test = f"cluster {test}"
                 out.append(f"{test} p = {self.p_adjusted[start + k]:.3g}")
         return out
 
