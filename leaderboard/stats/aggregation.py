@@ -25,6 +25,7 @@ from .clustering import (
     METHOD,
     ClusterBy,
     DesignEffect,
+    Grouping,
     cluster_of,
     clustered_wilson,
     cr2,
@@ -188,7 +189,7 @@ class _Design:
     weight: FloatArray | None  # each task's weight, None unless applied
 
     @property
-    def onehot(self) -> FloatArray:
+    def onehot(self) -> Grouping:
         assert self.cluster is not None
         return onehot_of(self.cluster, len(self.cluster_names))
 
@@ -494,7 +495,7 @@ def _intervals(
             notes[m] = _ci_note(matrix.scores[m, present[m]])
         return means, lo, hi, notes, df
     onehot = design.onehot
-    moments = cr2((filled * w) @ onehot, wp @ onehot)
+    moments = cr2(onehot.sums(filled * w), onehot.sums(wp))
     moments = replace(moments, mean=means)
     lo, hi = t_interval(moments, alpha)
     if binary.any():
@@ -824,19 +825,19 @@ def _pair_table(
             flipped = diffs
         if onehot is not None:
             # The cluster sign-flip test: each cluster's summed (weighted) difference keeps or flips its sign.
-            sizes = (shared.astype(np.float64) if tw is None else wmask) @ onehot
-            moments = cr2((raw if tw is None else raw * tw) @ onehot, sizes)
+            sizes = onehot.sums(shared.astype(np.float64) if tw is None else wmask)
+            moments = cr2(onehot.sums(raw if tw is None else raw * tw), sizes)
             moments = replace(moments, mean=mean_raw)
             ci_lo, ci_hi = t_interval(moments, alpha)
             cols["ci_lo"][start:stop], cols["ci_hi"][start:stop] = ci_lo, ci_hi
             cols["n_clusters"][start:stop] = moments.clusters
-            tied_moments = replace(moments, variance=cr2(flipped @ onehot, sizes).variance)
+            tied_moments = replace(moments, variance=cr2(onehot.sums(flipped), sizes).variance)
             needed = needed_clusters(np.where(np.abs(mean_tied) <= TIE_ABS_TOL, 0.0, mean_tied), tied_moments, alpha)
             ok = np.isfinite(needed) & (mean_tied != 0)
             cols["clusters_needed"][start:stop] = np.where(
                 ok, np.maximum(np.minimum(np.nan_to_num(needed), 2.0**40), min_tasks(alpha)), -1
             ).astype(np.int64)
-            p, method = sign_flip_test(flipped @ onehot, engine.seed)
+            p, method = sign_flip_test(onehot.sums(flipped), engine.seed)
         else:
             p, method = sign_flip_test(flipped, engine.seed)
         some = n > 0

@@ -286,12 +286,11 @@ def design_effect(scores: FloatArray, present: NDArray[np.bool_], groups: NDArra
     n_groups = int(groups.max()) + 1 if groups.size else 0
     if n_groups < 2:
         return None
-    onehot = np.zeros((groups.size, n_groups))
-    onehot[np.arange(groups.size), groups] = 1.0
+    grouping = onehot_of(np.where(groups < 0, 0, groups), n_groups)
     filled = np.where(present, scores, 0.0)
-    sizes = present.astype(np.float64) @ onehot  # (models, G)
-    totals = filled @ onehot
-    squares = (filled * filled) @ onehot
+    sizes = grouping.sums(present.astype(np.float64))  # (models, G)
+    totals = grouping.sums(filled)
+    squares = grouping.sums(filled * filled)
     n = sizes.sum(axis=1)
     k = (sizes > 0).sum(axis=1)
     ok = (k >= 2) & (n > k)
@@ -317,8 +316,28 @@ def design_effect(scores: FloatArray, present: NDArray[np.bool_], groups: NDArra
     )
 
 
-def onehot_of(index: NDArray[np.int64], count: int) -> FloatArray:
-    """(tasks, count) indicator matrix of each task's cluster."""
-    out = np.zeros((index.size, count))
-    out[np.arange(index.size), index] = 1.0
-    return out
+@dataclass(frozen=True)
+class Grouping:
+    """Each task's cluster, as the sums per cluster need it: tasks in cluster order and each cluster's end."""
+
+    index: NDArray[np.int64]
+    count: int
+
+    def sums(self, values: FloatArray) -> FloatArray:
+        """(rows, count): each row's sum over each cluster's tasks.
+
+        Running sums in task order (a cumsum, then differences at the cluster ends), not a matrix
+        product: a BLAS product may add in another order from one run or machine to the next, and
+        the same input must give the same bytes.
+        """
+        order = np.argsort(self.index, kind="stable")
+        ends = np.cumsum(np.bincount(self.index, minlength=self.count))
+        running = np.cumsum(values[:, order], axis=1)
+        at_ends = np.concatenate([np.zeros((values.shape[0], 1)), running], axis=1)[:, ends]
+        out = np.diff(np.concatenate([np.zeros((values.shape[0], 1)), at_ends], axis=1), axis=1)
+        return np.asarray(out + 0.0, dtype=np.float64)
+
+
+def onehot_of(index: NDArray[np.int64], count: int) -> Grouping:
+    """The grouping of tasks by ``index`` (each task's cluster, 0..count-1)."""
+    return Grouping(np.asarray(index, dtype=np.int64), int(count))

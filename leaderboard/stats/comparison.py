@@ -38,7 +38,7 @@ from .aggregation import (
     score_matrix,
     tie_tolerance,
 )
-from .clustering import CLUSTER_BY, ClusterBy, cluster_of, cr2, needed_clusters, onehot_of, t_interval
+from .clustering import CLUSTER_BY, ClusterBy, Grouping, cluster_of, cr2, needed_clusters, onehot_of, t_interval
 from .resampling import FloatArray, encode_ids, keyed_rng, percentile_interval, resampled_means
 from .significance import METHOD_NAMES, holm, min_tasks, sign_flip_test, tasks_needed
 from .weights import TASK_WEIGHTS, TaskWeights, task_weights
@@ -216,7 +216,7 @@ def compare(
         diffs = np.where(shared & ~(np.abs(raw) <= tol), raw, 0.0)
     unchanged = (n > 0) & ~(diffs != 0).any(axis=1)
     both_sides = [r for r in (*baseline_runs, *runs) if not r.failed and r.score is not None]
-    onehot: FloatArray | None = None
+    onehot: Grouping | None = None
     if cluster_by != "none":
         # One cluster per task across both runs: the baseline's families are the PR's.
         label = cluster_of(both_sides, cluster_by)
@@ -262,13 +262,13 @@ def compare(
     clusters_shared = np.zeros(count, dtype=np.int64)
     needed_c = np.full(count, np.nan)
     if onehot is not None:
-        sizes = np.where(shared, tw_row, 0.0) @ onehot
-        moments = cr2(np.where(shared, raw, 0.0) * tw_row @ onehot, sizes)
+        sizes = onehot.sums(np.where(shared, tw_row, 0.0))
+        moments = cr2(onehot.sums(np.where(shared, raw, 0.0) * tw_row), sizes)
         lo, hi = t_interval(moments, alpha)
         clusters_shared = moments.clusters
-        spread = cr2(flipped @ onehot, sizes)
+        spread = cr2(onehot.sums(flipped), sizes)
         needed_c = needed_clusters(np.where(unchanged, 0.0, np.nan_to_num(delta)), spread, alpha)
-        p, method = sign_flip_test(flipped @ onehot, seed)
+        p, method = sign_flip_test(onehot.sums(flipped), seed)
     else:
         step = max(1, _TEST_CHUNK_ELEMENTS // max(1, len(tasks)))
         for start in range(0, count, step):
@@ -356,6 +356,6 @@ def compare(
         tolerance=float(tolerance),
         correction=correction,
         cluster_by=cluster_by,
-        clusters=0 if onehot is None else int(onehot.shape[1]),
+        clusters=0 if onehot is None else onehot.count,
         task_weights=weights,
     )
