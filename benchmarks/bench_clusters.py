@@ -148,7 +148,7 @@ def weighted_truth() -> float:
 
 def weights(reps: int) -> None:
     truth = weighted_truth()
-    print(f"\n## Weighted mean coverage, weight correlated with difficulty ({reps} replications)\n")
+    print(f"\n## Weighted mean coverage, weight correlated with difficulty ({reps} replications, B = 1000)\n")
     print("| tasks | task-weights | coverage of the weighted mean |")
     print("|---:|---|---:|")
     for n in (50, 200):
@@ -160,7 +160,7 @@ def weights(reps: int) -> None:
                 w = 1.0 + 4.0 * difficulty  # hard tasks weigh more
                 p = 0.9 - 0.7 * difficulty
                 scores = np.clip(p + rng.normal(0, 0.1, n), 0, 1)
-                board = analyse(runs_of({"a": scores}, np.zeros(n, dtype=int), w), b=B, seed=r, weights=mode)  # type: ignore[arg-type]
+                board = analyse(runs_of({"a": scores}, np.zeros(n, dtype=int), w), b=1000, seed=r, weights=mode)  # type: ignore[arg-type]
                 row = board.rows[0]
                 cover += row.mean_ci_lo <= truth <= row.mean_ci_hi
             c = cover / reps

@@ -33,6 +33,7 @@ from .clustering import (
     needed_clusters,
     onehot_of,
     t_interval,
+    t_quantile,
     wilson,
 )
 from .resampling import (
@@ -449,6 +450,25 @@ def _ci_note(values: FloatArray) -> str | None:
     return None
 
 
+def _expanded(
+    means: FloatArray, lo: FloatArray, hi: FloatArray, n_eff: FloatArray, alpha: float
+) -> tuple[FloatArray, FloatArray]:
+    """The weighted percentile interval widened about the mean by sqrt(n/(n-1)) t_{n-1} / z, n Kish's.
+
+    Hesterberg's expanded percentile bootstrap: a weighted mean's percentile interval is too
+    narrow at tens of tasks (91.7% at n = 50 in bench_clusters.py), as a plain mean's is, and
+    more so as unequal weights lower the effective n. The factor is the t-interval's own
+    small-sample correction (1.036 at n = 50, 1.009 at n = 200).
+    """
+    z = NormalDist().inv_cdf(1.0 - alpha / 2.0)
+    ok = n_eff > 2.0
+    factor = np.ones(means.shape)
+    if ok.any():
+        df = n_eff[ok] - 1.0
+        factor[ok] = np.sqrt(n_eff[ok] / df) * t_quantile(1.0 - alpha / 2.0, df) / z
+    return np.maximum(0.0, means - (means - lo) * factor), np.minimum(1.0, means + (hi - means) * factor)
+
+
 _CI_METHODS = {
     (False, False): "percentile bootstrap",
     (False, True): "Wilson",
@@ -488,6 +508,8 @@ def _intervals(
     if design.cluster is None:
         assert theta is not None
         lo, hi = percentile_interval(theta, alpha)
+        if design.weight is not None:
+            lo, hi = _expanded(means, lo, hi, n_eff, alpha)
         if binary.any():
             z = np.full(int(binary.sum()), NormalDist().inv_cdf(1.0 - alpha / 2.0))
             lo[binary], hi[binary] = wilson(means[binary], n_eff[binary], z)
