@@ -311,6 +311,7 @@ class _Engine:
         self._encoded = encode_ids(matrix.task_ids)
         self.filled = np.where(matrix.present, matrix.scores, 0.0)
         self._sets = list(_task_sets(matrix.present).values())
+        self.task_sets = self._sets  # models grouped by the exact set of tasks they have
         # (models, models): how many tasks each pair both ran. 0/1 in float32 counts exactly to 2^24.
         present = matrix.present.astype(np.float32)
         self.shared_counts: NDArray[np.int64] = np.rint(present @ present.T).astype(np.int64)
@@ -795,6 +796,13 @@ def _pair_table(
     clustered = design.cluster is not None
     onehot = design.onehot if clustered else None
     tw = design.weight
+    if onehot is not None:
+        weighted = np.where(present, tw[None, :] if tw is not None else 1.0, 0.0)
+        model_sums, model_sizes = onehot.sums(scores * weighted), onehot.sums(weighted)
+        group = np.empty(len(matrix.model_ids), dtype=np.int64)
+        for g, members in enumerate(engine.task_sets):
+            group[members] = g
+        same_set = np.ones(len(matrix.model_ids), dtype=bool)
     # Two passes, each in chunks sized for its own arrays: the resampled differences are
     # (pairs, B), the per-task differences (pairs, tasks). A Poisson draw serves a whole
     # chunk, so the fewer chunks the bootstrap pass takes, the fewer weight matrices are made.
@@ -847,19 +855,33 @@ def _pair_table(
             flipped = diffs
         if onehot is not None:
             # The cluster sign-flip test: each cluster's summed (weighted) difference keeps or flips its sign.
-            sizes = onehot.sums(shared.astype(np.float64) if tw is None else wmask)
-            moments = cr2(onehot.sums(raw if tw is None else raw * tw), sizes)
+            # Two models with one task set: the difference of their own cluster sums (computed once per
+            # model, a function of the two models alone); otherwise the pair's own sums.
+            own = same_set[a] & (group[a] == group[b])
+            sizes = np.empty((stop - start, onehot.count))
+            cluster_raw = np.empty_like(sizes)
+            cluster_tied = np.empty_like(sizes)
+            sizes[own] = model_sizes[a[own]]
+            cluster_raw[own] = model_sums[a[own]] - model_sums[b[own]]
+            # The tie rule per task (at most 1e-9 a task for scores on [0, 1]) bounds a tied cluster's sum.
+            cluster_tied[own] = np.where(np.abs(cluster_raw[own]) <= TIE_REL_TOL * sizes[own], 0.0, cluster_raw[own])
+            other = ~own
+            if other.any():
+                sizes[other] = onehot.sums(shared[other].astype(np.float64) if tw is None else wmask[other])
+                cluster_raw[other] = onehot.sums(raw[other] if tw is None else raw[other] * tw)
+                cluster_tied[other] = onehot.sums(flipped[other])
+            moments = cr2(cluster_raw, sizes)
             moments = replace(moments, mean=mean_raw)
             ci_lo, ci_hi = t_interval(moments, alpha)
             cols["ci_lo"][start:stop], cols["ci_hi"][start:stop] = ci_lo, ci_hi
             cols["n_clusters"][start:stop] = moments.clusters
-            tied_moments = replace(moments, variance=cr2(onehot.sums(flipped), sizes).variance)
+            tied_moments = replace(moments, variance=cr2(cluster_tied, sizes).variance)
             needed = needed_clusters(np.where(np.abs(mean_tied) <= TIE_ABS_TOL, 0.0, mean_tied), tied_moments, alpha)
             ok = np.isfinite(needed) & (mean_tied != 0)
             cols["clusters_needed"][start:stop] = np.where(
                 ok, np.maximum(np.minimum(np.nan_to_num(needed), 2.0**40), min_tasks(alpha)), -1
             ).astype(np.int64)
-            p, method = sign_flip_test(onehot.sums(flipped), engine.seed)
+            p, method = sign_flip_test(cluster_tied, engine.seed)
         else:
             p, method = sign_flip_test(flipped, engine.seed)
         some = n > 0
@@ -986,8 +1008,7 @@ def _design(runs: Sequence[EvalRun], matrix: ScoreMatrix, cluster_by: ClusterBy,
     cluster: NDArray[np.int64] | None = None
     names: tuple[str, ...] = ()
     if cluster_by != "none":
-        scored = [r for r in runs if not r.failed and r.score is not None]
-        label = cluster_of(scored, cluster_by)
+        label = cluster_of(runs, cluster_by)
         names = tuple(sorted(set(label.values())))
         at = {c: k for k, c in enumerate(names)}
         cluster = np.array([at[label[t]] for t in matrix.task_ids], dtype=np.int64)
