@@ -86,11 +86,14 @@ def se(p: float, reps: int) -> float:
     return math.sqrt(max(p * (1 - p), 1e-9) / reps)
 
 
+KINDS = ("binary", "continuous")
+
+
 def clusters(reps: int) -> None:
     print(f"\n## Clusters ({reps} replications per row; alpha 0.05, B = {B})\n")
     print("| scores | clusters, rho | cluster-by | false 'significant' (pair) | coverage of a's CI | half-width |")
     print("|---|---|---|---:|---:|---:|")
-    for kind in ("binary", "continuous"):
+    for kind in KINDS:
         for c, rho in ((10, 0.0), (10, 0.05), (10, 0.20), (30, 0.05), (30, 0.20)):
             sizes = sizes_of(c, 200 if c == 10 else 300)
             for by in ("none", "category"):
@@ -212,7 +215,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--reps", type=int, default=300)
     parser.add_argument("--only", default="clusters,gate,weights,binary,scale")
+    parser.add_argument("--kinds", default="binary,continuous", help="score kinds of the clusters table")
     args = parser.parse_args()
+    global KINDS
+    KINDS = tuple(args.kinds.split(","))
     for part in args.only.split(","):
         if part == "scale":
             scale()
