@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import EXAMPLE, run
+from conftest import EXAMPLE, realdata, run
 from scipy import stats
 
 from leaderboard import EvalRun, analyse
@@ -395,3 +395,18 @@ def test_a_wrong_cluster_by_in_the_configuration_names_its_line() -> None:
 
 def test_design_effect_is_none_with_one_category() -> None:
     assert design_effect(np.ones((2, 3)), np.ones((2, 3), dtype=bool), np.zeros(3, dtype=np.int64)) is None
+
+
+# --- real data -----------------------------------------------------------------------------------
+
+
+def test_swebench_repositories_show_a_design_effect_and_cluster_honestly() -> None:
+    runs = load_runs([str(realdata("swebench_verified.jsonl"))])
+    plain = analyse(runs, b=400)
+    assert plain.design is not None and 6 <= plain.design.design_effect <= 11
+    assert "`cluster-by: category`" in render_report(plain)
+    clustered = analyse(runs, b=400, cluster_by="category")
+    assert clustered.clustering is not None and clustered.clustering.count == 12
+    half = [(r.mean_ci_hi - r.mean_ci_lo) / 2 for r in clustered.rows]
+    assert min(half) >= 0.07 and max(half) <= 0.14  # against about 0.04 with tasks independent
+    assert int(clustered.pairs.significant.sum()) < int(plain.pairs.significant.sum())

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -251,7 +251,12 @@ def compare(
             lo[members], hi[members] = percentile_interval(resampled_means(values, int(b), rng), alpha)
         else:
             both = resampled_means(np.vstack([values * w, w[None, :]]), int(b), rng)
-            lo[members], hi[members] = percentile_interval(both[:-1] / both[-1], alpha)
+            b_lo, b_hi = percentile_interval(both[:-1] / both[-1], alpha)
+            # As the leaderboard's weighted interval: widened where needed to the HC2 t-interval.
+            sizes_w = np.broadcast_to(w, values.shape)
+            moments = replace(cr2(values * w, sizes_w), mean=delta[members])
+            t_lo, t_hi = t_interval(moments, alpha)
+            lo[members], hi[members] = np.fmin(b_lo, t_lo), np.fmax(b_hi, t_hi)
         if size > 1:
             tied = diffs[block]
             centred = tied - (tied.sum(axis=1) / size)[:, None]
