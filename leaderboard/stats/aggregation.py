@@ -1002,7 +1002,15 @@ def _design(runs: Sequence[EvalRun], matrix: ScoreMatrix, cluster_by: ClusterBy,
     """Each task's cluster and weight, as asked; a task given two of either is a problem at its record."""
     cluster: NDArray[np.int64] | None = None
     names: tuple[str, ...] = ()
-    if cluster_by != "none":
+    if cluster_by == "category":
+        # The matrix has each cell's category already: one per task is checked without a pass over the records.
+        index = matrix.category_index
+        low = np.where(matrix.present, index, np.iinfo(np.int64).max).min(axis=0)
+        if np.array_equal(low, index.max(axis=0)):
+            used = np.unique(low)
+            names = tuple(matrix.categories[k] for k in used)
+            cluster = np.searchsorted(used, low).astype(np.int64)
+    if cluster_by != "none" and cluster is None:
         label = cluster_of(runs, cluster_by)
         names = tuple(sorted(set(label.values())))
         at = {c: k for k, c in enumerate(names)}
