@@ -797,7 +797,6 @@ def _pair_table(
         group = np.empty(len(matrix.model_ids), dtype=np.int64)
         for g, members in enumerate(engine.task_sets):
             group[members] = g
-        same_set = np.ones(len(matrix.model_ids), dtype=bool)
     # Two passes, each in chunks sized for its own arrays: the resampled differences are
     # (pairs, B), the per-task differences (pairs, tasks). A Poisson draw serves a whole
     # chunk, so the fewer chunks the bootstrap pass takes, the fewer weight matrices are made.
@@ -852,7 +851,7 @@ def _pair_table(
             # The cluster sign-flip test: each cluster's summed (weighted) difference keeps or flips its sign.
             # Two models with one task set: the difference of their own cluster sums (computed once per
             # model, a function of the two models alone); otherwise the pair's own sums.
-            own = same_set[a] & (group[a] == group[b])
+            own = group[a] == group[b]
             sizes = np.empty((stop - start, onehot.count))
             cluster_raw = np.empty_like(sizes)
             cluster_tied = np.empty_like(sizes)
