@@ -21,6 +21,7 @@ from leaderboard.action.settings import SettingsError, parse_settings
 from leaderboard.config import parse_config
 from leaderboard.engine import evaluate
 from leaderboard.loading import load_runs
+from leaderboard.report.comparison import comparison_dict, rule_text
 from leaderboard.report.document import render_report
 from leaderboard.report.json_report import render_json
 from leaderboard.stats.clustering import cr2, design_effect, t_quantile, wilson
@@ -226,6 +227,21 @@ def test_the_gate_clusters_as_the_leaderboard_does() -> None:
         cluster_by="cluster",
     ).models  # fmt: skip
     assert change.regressed and change.p_value == pytest.approx(2 / 2**8)
+
+
+def test_the_clustered_comparison_says_its_rule_and_reports_its_clusters() -> None:
+    g = np.repeat(np.arange(8), 25)
+    comparison = compare(
+        clustered_runs("m", np.ones(g.size), g), clustered_runs("m", np.zeros(g.size), g), b=400, alpha=0.05, seed=0,
+        cluster_by="cluster",
+    )  # fmt: skip
+    assert "CR2 cluster-robust CI over 8 clusters (by cluster)" in rule_text(comparison)
+    assert "cluster sign-flip test" in rule_text(comparison)
+    assert comparison_dict(comparison)["clustering"] == {
+        "cluster_by": "cluster",
+        "clusters": 8,
+        "task_weights": "ignore",
+    }
 
 
 # --- documents ---------------------------------------------------------------------------------
