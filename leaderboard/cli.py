@@ -26,8 +26,10 @@ from .report.task_changes import required_markdown, task_changes_dict
 from .required import DEFAULT_REQUIRED_SCORE, RequiredCheck, UnmatchedPatterns, check_required, required_dict
 from .required import split_patterns as split_required
 from .stats.aggregation import CORRECTIONS, RANK_BY, min_resamples, resample_advice
+from .stats.clustering import CLUSTER_BY
 from .stats.comparison import compare
 from .stats.task_changes import task_changes
+from .stats.weights import TASK_WEIGHTS
 from .trials import failures
 from .validation import InvalidEvalRuns, printable
 
@@ -119,6 +121,19 @@ def parser() -> argparse.ArgumentParser:
         default="none",
         help="multiple comparisons: none (per-pair alpha, default) or holm (family-wise alpha over all pairs)",
     )
+    p.add_argument(
+        "--cluster-by",
+        choices=CLUSTER_BY,
+        default=None,
+        help="the unit of every interval and test: none (tasks, default), category or cluster (each record's "
+        "cluster field); a configuration's statistics.cluster_by applies when not given",
+    )
+    p.add_argument(
+        "--task-weights",
+        choices=TASK_WEIGHTS,
+        default=None,
+        help="ignore (default: every task counts equally) or apply (weighted means, bootstrap and test)",
+    )
     p.add_argument("--title", default=None, help="a heading for the markdown")
     p.add_argument("--format", choices=FORMAT_NAMES, default="auto", help="input format (default auto: by content)")
     p.add_argument("--metric", default=None, help="per-instance metric of harness outputs (default: per format)")
@@ -194,8 +209,9 @@ def _run(args: argparse.Namespace) -> int:
         config = _config(args)
         runs = load_runs(args.files, session=session)
         board, result = evaluate(
-            runs, config, b=args.b, alpha=args.alpha, seed=args.seed, rank_by=args.rank_by, correction=args.correction
-        )
+            runs, config, b=args.b, alpha=args.alpha, seed=args.seed, rank_by=args.rank_by, correction=args.correction,
+            cluster_by=args.cluster_by, task_weights=args.task_weights,
+        )  # fmt: skip
     except InvalidEvalRuns as exc:
         for problem in exc.problems:
             print(problem, file=sys.stderr)
@@ -219,10 +235,17 @@ def _run(args: argparse.Namespace) -> int:
     comparison = None
     if baseline is not None:
         # With the leaderboard's parameters, which a configuration's statistics block may have set.
-        comparison = compare(
-            baseline, runs, b=board.b, alpha=board.alpha, seed=board.seed, tolerance=args.regression_tolerance,
-            correction=args.correction,
-        )  # fmt: skip
+        try:
+            comparison = compare(
+                baseline, runs, b=board.b, alpha=board.alpha, seed=board.seed, tolerance=args.regression_tolerance,
+                correction=args.correction, cluster_by=board.clustering.by if board.clustering else "none",
+                weights=board.task_weights,
+            )  # fmt: skip
+        except InvalidEvalRuns as exc:
+            for problem in exc.problems:
+                print(f"baseline: {problem}", file=sys.stderr)
+            print(f"{len(exc.problems)} problem(s) in the baseline: no leaderboard was made.", file=sys.stderr)
+            return 1
     required: RequiredCheck | None = None
     if args.required_tasks is not None:
         try:

@@ -110,6 +110,8 @@ class StatisticsConfig:
     resamples: int | None = None
     confidence: float | None = None
     seed: int | None = None
+    cluster_by: str | None = None  # issue 15: none | category | cluster
+    task_weights: str | None = None  # ignore | apply
 
 
 @dataclass(frozen=True)
@@ -467,7 +469,7 @@ def _models(r: _Reader, entries: Mapping[str, yaml.Node]) -> dict[str, Card]:
 
 
 def _statistics(r: _Reader, entries: Mapping[str, yaml.Node]) -> StatisticsConfig:
-    r.unknown("statistics", entries, ("enabled", "resamples", "confidence", "seed"))
+    r.unknown("statistics", entries, ("enabled", "resamples", "confidence", "seed", "cluster_by", "task_weights"))
     values: dict[str, Any] = {}
     if "enabled" in entries:
         values["enabled"] = r.boolean("statistics.enabled", entries["enabled"])
@@ -482,6 +484,14 @@ def _statistics(r: _Reader, entries: Mapping[str, yaml.Node]) -> StatisticsConfi
         )
     if "seed" in entries:
         values["seed"] = r.integer("statistics.seed", entries["seed"], lambda v: v >= 0, "an integer >= 0")
+    for name, allowed in (("cluster_by", ("none", "category", "cluster")), ("task_weights", ("ignore", "apply"))):
+        if name in entries:
+            what = "one of " + ", ".join(allowed)
+            value = r.name(f"statistics.{name}", entries[name], what)
+            if value is not None and value not in allowed:
+                r.bad(f"statistics.{name}", entries[name], f"must be {what}, got {shown(value, 40)}")
+                value = None
+            values[name] = value
     return StatisticsConfig(**{k: v for k, v in values.items() if v is not None})
 
 

@@ -16,6 +16,8 @@ from .composite import CompositeBoard, rank
 from .config import Config
 from .records import EvalRun
 from .stats.aggregation import Correction, Leaderboard, RankBy, analyse, min_resamples
+from .stats.clustering import ClusterBy
+from .stats.weights import TaskWeights
 from .validation import InvalidEvalRuns, Problem
 
 DEFAULT_RESAMPLES = 500
@@ -31,9 +33,19 @@ class Parameters:
     alpha: float
     seed: int
     pairs: bool
+    cluster_by: ClusterBy = "none"
+    task_weights: TaskWeights = "ignore"
 
 
-def parameters(config: Config | None, *, b: int | None, alpha: float | None, seed: int | None) -> Parameters:
+def parameters(
+    config: Config | None,
+    *,
+    b: int | None,
+    alpha: float | None,
+    seed: int | None,
+    cluster_by: ClusterBy | None = None,
+    task_weights: TaskWeights | None = None,
+) -> Parameters:
     """Resolve the parameters; a resample count too small for the level is a problem at its key."""
     stats = config.statistics if config is not None else None
     from_config_alpha = stats is not None and stats.confidence is not None and alpha is None
@@ -57,7 +69,12 @@ def parameters(config: Config | None, *, b: int | None, alpha: float | None, see
             key = "statistics.resamples" if from_config_b else "statistics.confidence"
             raise InvalidEvalRuns([config.problem(key, message)])
         raise InvalidEvalRuns([Problem(message=message, field="resamples")])
-    return Parameters(b=b, alpha=alpha, seed=seed, pairs=enabled)
+    if cluster_by is None:
+        cluster_by = stats.cluster_by if stats is not None and stats.cluster_by is not None else "none"  # type: ignore[assignment]
+    if task_weights is None:
+        task_weights = stats.task_weights if stats is not None and stats.task_weights is not None else "ignore"  # type: ignore[assignment]
+    assert cluster_by is not None and task_weights is not None
+    return Parameters(b=b, alpha=alpha, seed=seed, pairs=enabled, cluster_by=cluster_by, task_weights=task_weights)
 
 
 def evaluate(
@@ -69,8 +86,17 @@ def evaluate(
     seed: int | None = None,
     rank_by: RankBy = "mean",
     correction: Correction = "none",
+    cluster_by: ClusterBy | None = None,
+    task_weights: TaskWeights | None = None,
 ) -> tuple[Leaderboard, CompositeBoard | None]:
-    """The leaderboard of ``runs`` and, with a configuration, its composite ranking."""
-    p = parameters(config, b=b, alpha=alpha, seed=seed)
-    board = analyse(runs, b=p.b, alpha=p.alpha, seed=p.seed, rank_by=rank_by, pairs=p.pairs, correction=correction)
+    """The leaderboard of ``runs`` and, with a configuration, its composite ranking.
+
+    ``cluster_by`` / ``task_weights`` None: the configuration's ``statistics`` block decides, else
+    "none" / "ignore".
+    """
+    p = parameters(config, b=b, alpha=alpha, seed=seed, cluster_by=cluster_by, task_weights=task_weights)
+    board = analyse(
+        runs, b=p.b, alpha=p.alpha, seed=p.seed, rank_by=rank_by, pairs=p.pairs, correction=correction,
+        cluster_by=p.cluster_by, weights=p.task_weights,
+    )  # fmt: skip
     return board, (rank(runs, board, config) if config is not None else None)

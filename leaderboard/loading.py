@@ -157,6 +157,8 @@ def _call_fields(record: dict[str, Any]) -> dict[str, Any]:
         out["metrics"] = {sys.intern(k): float(v) for k, v in record["metrics"].items()}
     if record.get("trial") is not None:
         out["trial"] = record["trial"]
+    if record.get("cluster") is not None:
+        out["cluster"] = sys.intern(record["cluster"])
     return out
 
 
@@ -504,7 +506,7 @@ def _read_json(handle: BinaryIO, name: str, sink: _Sink) -> list[EvalRun]:
     return document.runs
 
 
-_CSV_CALL_FIELDS = ("cost_usd", "latency_ms", "error", "trial")
+_CSV_CALL_FIELDS = ("cost_usd", "latency_ms", "error", "trial", "cluster")
 _CSV_METRIC = "metrics."
 _BOOLEAN_CELLS = {"true": True, "false": False, "1": True, "0": False}
 

@@ -17,7 +17,7 @@ REQUIRED_FIELDS = ("model_id", "task_id", "metric_name", "score")
 OPTIONAL_FIELDS = ("category", "weight")
 FIELDS = REQUIRED_FIELDS + OPTIONAL_FIELDS
 # What a record may say about the call itself (issue 10); absent, null, false and {} all mean "not said".
-CALL_FIELDS = ("cost_usd", "latency_ms", "error", "metrics", "trial")
+CALL_FIELDS = ("cost_usd", "latency_ms", "error", "metrics", "trial", "cluster")
 # The per-model metrics the leaderboard computes itself: a custom metric may not take their names.
 BUILTIN_METRICS = ("accuracy", "cost", "latency", "latency_p50", "error_rate")
 # The fields that group records (a row, a column, a category mean): a stray space would split a group.
@@ -223,6 +223,12 @@ def _call_problems(record: Mapping[str, object], where: Mapping[str, Any]) -> li
                         "metrics",
                         f"{shown(key)} must be a finite number of magnitude at most {MAX_AMOUNT:g}, got {shown(value)}",
                     )
+    cluster = record.get("cluster")
+    if cluster is not None:
+        if not isinstance(cluster, str):
+            bad("cluster", f"must be a string (the task's family), got {type(cluster).__name__} {shown(cluster)}")
+        elif (message := _name_problem(cluster)) is not None:
+            bad("cluster", message)
     trial = record.get("trial")
     if trial is not None:
         if isinstance(trial, bool) or not isinstance(trial, (int, str)):

@@ -203,6 +203,8 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
         seed=None if settings.seed == DEFAULT_SEED else settings.seed,
         rank_by=settings.rank_by,
         correction=settings.correction,
+        cluster_by=None if settings.cluster_by == "none" else settings.cluster_by,
+        task_weights=None if settings.task_weights == "ignore" else settings.task_weights,
     )
     # Issue 16: the required tasks first, so a glob matching nothing stops the run before the comparison.
     try:
@@ -618,6 +620,8 @@ def _compare(
         seed=board.seed,
         tolerance=settings.regression_tolerance,
         correction=settings.correction,
+        cluster_by=board.clustering.by if board.clustering else "none",
+        weights=board.task_weights,
     )
 
 

@@ -12,6 +12,8 @@ from ..limits import MAX_BOOTSTRAP_SAMPLES
 from ..numbers import parse_decimal, parse_integer
 from ..report.document import COMMENT_KEY
 from ..stats.aggregation import CORRECTIONS, RANK_BY, Correction, RankBy, min_resamples, resample_advice
+from ..stats.clustering import CLUSTER_BY, ClusterBy
+from ..stats.weights import TASK_WEIGHTS, TaskWeights
 
 # Defaults for inputs the runner did not pass (a local run); action.yml declares the same
 # (tests/test_settings.py holds the two together).
@@ -25,6 +27,9 @@ DEFAULTS: dict[str, str] = {
     "seed": "0",
     "rank-by": "mean",
     "pairwise-correction": "none",
+    # Issue 15: clustered inference and task weights.
+    "cluster-by": "none",
+    "task-weights": "ignore",
     "pr-number": "",
     "format": "auto",
     "metric": "",
@@ -68,6 +73,8 @@ class Settings:
     seed: int
     rank_by: RankBy
     correction: Correction
+    cluster_by: ClusterBy
+    task_weights: TaskWeights
     pr_number: int | None
     format: str
     metric: str | None
@@ -190,6 +197,13 @@ def parse_settings(environ: Mapping[str, str]) -> Settings:
     if correction not in CORRECTIONS:
         problems.append(f"input 'pairwise-correction' must be one of {', '.join(CORRECTIONS)}, got {correction!r}")
 
+    cluster_by = _input(environ, "cluster-by")
+    if cluster_by not in CLUSTER_BY:
+        problems.append(f"input 'cluster-by' must be one of {', '.join(CLUSTER_BY)}, got {cluster_by!r}")
+    weights_mode = _input(environ, "task-weights")
+    if weights_mode not in TASK_WEIGHTS:
+        problems.append(f"input 'task-weights' must be one of {', '.join(TASK_WEIGHTS)}, got {weights_mode!r}")
+
     pr_text = _input(environ, "pr-number")
     pr_number = _number(pr_text, parse_integer, lambda v: v >= 1) if pr_text else None
     if pr_text and pr_number is None:
@@ -231,6 +245,8 @@ def parse_settings(environ: Mapping[str, str]) -> Settings:
         seed=seed,
         rank_by=rank_by,  # type: ignore[arg-type]
         correction=correction,  # type: ignore[arg-type]
+        cluster_by=cluster_by,  # type: ignore[arg-type]
+        task_weights=weights_mode,  # type: ignore[arg-type]
         pr_number=pr_number,
         format=fmt,
         metric=_input(environ, "metric") or None,

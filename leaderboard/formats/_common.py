@@ -43,6 +43,7 @@ class _Trials:
     calls: list[tuple[int | None, float, Source]]
     metric: str
     category: str
+    cluster: str | None = None
 
 
 @dataclass
@@ -67,18 +68,32 @@ class FileRead:
         self.problems.append(Problem(message=message, file=self.name, line=line, field=field))
 
     def add(
-        self, model: str, task: str, metric: str, score: float, category: str, source: Source, trial: int | None = None
+        self,
+        model: str,
+        task: str,
+        metric: str,
+        score: float,
+        category: str,
+        source: Source,
+        trial: int | None = None,
+        cluster: str | None = None,
     ) -> None:
         """One trial of (model, task): an epoch, a repeat, a train trial (``trial``: its number, if it has one)."""
-        long = next((n for n, v in (("model", model), ("task", task), ("metric", metric), ("category", category))
-                     if len(v) > limits.MAX_ID_LENGTH), None)  # fmt: skip
+        named = (
+            ("model", model),
+            ("task", task),
+            ("metric", metric),
+            ("category", category),
+            ("cluster", cluster or ""),
+        )
+        long = next((n for n, v in named if len(v) > limits.MAX_ID_LENGTH), None)
         if long is not None:
             self.problems.append(Problem(too_long(long), source.file, source.line))
             return
         key = (model, task)
         held = self._trials.get(key)
         if held is None:
-            self._trials[key] = _Trials([(trial, score, source)], metric, category)
+            self._trials[key] = _Trials([(trial, score, source)], metric, category, cluster)
         else:
             held.calls.append((trial, score, source))
 
@@ -91,13 +106,15 @@ class FileRead:
             metric, category = intern(held.metric), intern(held.category)
             if len(held.calls) == 1:
                 _, score, source = held.calls[0]
-                yield EvalRun(intern(model), task, metric, score, category, source=source)
+                yield EvalRun(intern(model), task, metric, score, category, cluster=held.cluster, source=source)
                 continue
             labels = [t for t, _, _ in held.calls]
             if None in labels or len(set(labels)) != len(labels):
                 labels = list(range(1, len(held.calls) + 1))  # no (distinct) numbers of their own: in read order
             for label, (_, score, source) in zip(labels, held.calls, strict=True):
-                yield EvalRun(intern(model), task, metric, score, category, trial=label, source=source)
+                yield EvalRun(
+                    intern(model), task, metric, score, category, trial=label, cluster=held.cluster, source=source
+                )
 
     @property
     def averaged(self) -> int:

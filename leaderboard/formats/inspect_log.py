@@ -5,6 +5,10 @@ A sample's score is one scorer's value, turned into a number as Inspect's ``valu
 "C" 1, "P" 0.5, "I" and "N" 0, booleans 1/0, "yes"/"true" 1, "no"/"false" 0, numeric strings and
 numbers as they are. Epochs of a sample are trials: one record, their mean (what Inspect's default
 "mean" reducer writes to ``reductions.json``).
+
+A sample's cluster (``cluster-by: cluster``) is its ``metadata.cluster`` string (the passage, the
+repository: whatever family the task's samples come in), the convention Inspect's own
+``stderr(cluster="cluster")`` reads from sample metadata.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from .ziplimits import BoundedZip, ZipLimitError, ZipLimits
 _LETTERS = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
 _WORDS = {"yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
 _SAMPLE_MEMBER = re.compile(r"samples/[^/]+\.json")
+# The sample metadata key that names its cluster.
+CLUSTER_KEY = "cluster"
 
 
 def to_float(value: object) -> float | None:
@@ -117,7 +123,9 @@ def read_samples(read: FileRead, header: dict[str, Any], samples: Iterable[tuple
             )
         epoch = sample.get("epoch")
         trial = epoch if isinstance(epoch, int) and not isinstance(epoch, bool) else None
-        read.add(model, f"{task}/{sample['id']}", str(scorer), score, task, where, trial)
+        metadata = sample.get("metadata")
+        cluster = non_empty(metadata.get(CLUSTER_KEY)) if isinstance(metadata, dict) else None
+        read.add(model, f"{task}/{sample['id']}", str(scorer), score, task, where, trial, cluster)
     if read.options.metric and read.options.metric not in seen_scorers and seen_scorers:
         raise Refused(
             f"no sample has scorer {read.options.metric!r} (scorers here: {', '.join(sorted(seen_scorers))})",

@@ -144,6 +144,15 @@ def rule_text(comparison: Comparison, *, extended: bool = False) -> str:
         else ""
     )
     holm = f" (Holm-adjusted over the {len(comparison.models)} models)" if comparison.correction == "holm" else ""
+    if comparison.cluster_by != "none":
+        # Issue 15: the same rule with clusters as the unit.
+        return (
+            f"<sub>Δ = this run − baseline, the mean over the tasks the model ran in both; {confidence} CR2 "
+            f"cluster-robust CI over {comparison.clusters:,} clusters (by {comparison.cluster_by}), ends rounded "
+            f"outward. A change is detected when the CI excludes 0, the cluster sign-flip test gives "
+            f"p ≤ {comparison.alpha:g}{holm} and the model shares at least {min_tasks(comparison.alpha)} clusters; "
+            f"a drop is a regression when it is detected{tolerance}.{marked} Means are over the shared tasks.</sub>"
+        )
     return (
         f"<sub>Δ = this run − baseline, the mean over the tasks the model ran in both; {confidence} paired "
         f"bootstrap CI ({comparison.b} resamples, seed {comparison.seed}), ends rounded outward. A change is "
@@ -321,6 +330,12 @@ def comparison_dict(comparison: Comparison) -> dict[str, object]:
             "regression_tolerance": comparison.tolerance,
             "correction": comparison.correction,
             "min_shared_for_significance": min_tasks(comparison.alpha),
+        },
+        # Issue 15: the comparison's unit and weights (the leaderboard's).
+        "clustering": {
+            "cluster_by": comparison.cluster_by,
+            "clusters": comparison.clusters,
+            "task_weights": comparison.task_weights,
         },
         "counts": {
             "compared": len(comparison.models) - not_compared(comparison),

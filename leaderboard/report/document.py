@@ -20,6 +20,7 @@ are never cut inside: rows are pre-rendered and whole rows are kept or left.
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -167,7 +168,12 @@ def verdict(board: Leaderboard) -> str:
         return f"{tied}; {gap}."
     if abs(second.mean_diff) <= TIE_ABS_TOL:
         return f"{tied}, the top two with the same mean on the {count(second.n_shared, 'task')} they share."
-    if second.tasks_needed is not None:
+    if second.clusters_needed is not None and second.n_clusters is not None:
+        resolve = (
+            f"about {second.clusters_needed:,} clusters of ~{_cluster_size(second)} tasks would separate the top "
+            f"two (they share {second.n_clusters:,} clusters)"
+        )
+    elif second.tasks_needed is not None and second.n_clusters is None:
         resolve = (
             f"about {second.tasks_needed:,} shared tasks would separate the top two (they share {second.n_shared:,})"
         )
@@ -179,6 +185,11 @@ def verdict(board: Leaderboard) -> str:
     return f"{tied}; {_inline(first)} {gap}; {resolve}."
 
 
+def _cluster_size(pair: PairwiseDiff) -> str:
+    """The pair's observed mean cluster size, as "~12" reads."""
+    return f"{pair.n_shared / max(1, pair.n_clusters or 1):.3g}"
+
+
 def info_line(board: Leaderboard, commit: Commit | None) -> str:
     parts = [count(board.n_models, "model"), count(board.n_tasks, "task"), count(board.n_runs, "run")]
     if commit is not None:
@@ -187,6 +198,10 @@ def info_line(board: Leaderboard, commit: Commit | None) -> str:
     settings = f"{confidence_label(board.alpha)} CI, {board.b:,} resamples, seed {board.seed}"
     if board.correction == "holm":
         settings += ", Holm-corrected pairs"
+    if board.clustering is not None:
+        settings += f", clustered by {board.clustering.by} ({board.clustering.count:,} clusters)"
+    if board.task_weights == "apply" and board.weights_ignored:
+        settings += ", task weights applied"
     parts.append(settings)
     return "<sub>" + " · ".join(parts) + "</sub>"
 
@@ -252,7 +267,9 @@ def _pieces(board: Leaderboard) -> _Pieces:
         if pair.significant:
             return f"{CHECK} yes"
         reason = pair.reason or "not significant"
-        if pair.tasks_needed is not None and pair.n_shared:
+        if pair.clusters_needed is not None and pair.n_shared:
+            reason += f"; ~{pair.clusters_needed:,} clusters of ~{_cluster_size(pair)} tasks would tell"
+        elif pair.tasks_needed is not None and pair.n_shared and pair.n_clusters is None:
             reason += f"; ~{pair.tasks_needed:,} tasks would tell"
         return f"no: {reason}"
 
@@ -345,6 +362,15 @@ def pairs_note(board: Leaderboard) -> str:
     level = f"alpha = {board.alpha:g} per pair"
     if board.correction == "holm":
         level = f"family-wise alpha = {board.alpha:g} (Holm's step-down over all {table.tested:,} pairs)"
+    if board.clustering is not None:
+        return (
+            f"Pairwise: {table.tested:,} pair{'s' if table.tested != 1 else ''} tested at {level}; "
+            f"{int(table.significant.sum()):,} significant. "
+            "Significant means the CR2 cluster-robust CI of the mean difference excludes 0 and the cluster "
+            f"sign-flip test (each cluster's summed difference flips sign) gives p <= {board.alpha:g}. "
+            f"Below {min_tasks(board.alpha)} shared clusters no sign-flip test can reach {board.alpha:g}: "
+            "nothing is significant."
+        )
     return (
         f"Pairwise: {table.tested:,} pair{'s' if table.tested != 1 else ''} tested at {level}; "
         f"{int(table.significant.sum()):,} significant. "
@@ -354,12 +380,59 @@ def pairs_note(board: Leaderboard) -> str:
     )
 
 
+def cluster_notes(board: Leaderboard) -> list[str]:
+    """How many clusters the statistics treated as units, with a warning when they are few or unequal;
+    without clustering, the categories' design effect (issue 15)."""
+    out: list[str] = []
+    c = board.clustering
+    if c is not None:
+        df = f"{c.min_df:.3g}" if math.isfinite(c.min_df) else "none"
+        out.append(
+            f"**Clustered by {c.by}**: {c.count:,} clusters of {board.n_tasks:,} tasks (largest "
+            f"{md_code(c.largest)}, {c.largest_share:.0%} of tasks). Each model's CI is the CR2 cluster-robust "
+            "t-interval with Bell-McCaffrey degrees of freedom (Wilson's with the design-effect-adjusted n for "
+            f"0/1 scores); pairs and the baseline flip clusters, not tasks. Smallest effective df: {df}."
+        )
+        if c.warns:
+            why = []
+            if c.largest_share > 0.25:
+                why.append(f"the largest cluster holds {c.largest_share:.0%} of the tasks")
+            if not c.min_df >= 10:
+                why.append(f"the effective degrees of freedom are {df} (< 10)")
+            out.append(
+                f"⚠ Few effective clusters: {' and '.join(why)}; intervals are wide and few differences can be "
+                "significant — that is the suite's resolution, not noise in the numbers."
+            )
+    elif board.design is not None:
+        d = board.design
+        icc = f"{d.icc_lo:.2f}" if round(d.icc_lo, 2) == round(d.icc_hi, 2) else f"{d.icc_lo:.2f}-{d.icc_hi:.2f}"
+        line = (
+            f"Design effect of the {d.categories:,} categories: {d.design_effect:.2g} (intra-category correlation "
+            f"of scores {icc})"
+        )
+        if d.warns:
+            line += (
+                f": if tasks in a category are related, the intervals are about {math.sqrt(d.design_effect):.2g}x "
+                "too narrow and some differences not real; set `cluster-by: category` (CLI `--cluster-by "
+                "category`) to treat each category as one unit."
+            )
+        else:
+            line += ": below 2, treating tasks as independent costs little."
+        out.append(line)
+    return out
+
+
 def notes(board: Leaderboard, *, extended: bool) -> list[str]:
     """What a reader must know to read the numbers right."""
     level = confidence_label(board.alpha)
+    if board.clustering is not None:
+        mean = f"**Mean** over each model's tasks with a {level} cluster-robust CI (rounded outward). "
+    else:
+        mean = f"**Mean** over each model's tasks with a {level} percentile bootstrap CI ({board.b:,} resamples, "
+        mean += "rounded outward)"
+        mean += "; 0/1 scores: Wilson's score interval. " if board.binary_models else ". "
     out = [
-        f"**Mean** over each model's tasks with a {level} percentile bootstrap CI ({board.b:,} resamples, "
-        "rounded outward); `n=1` / `all equal`: a CI from one task or equal scores tells nothing. "
+        mean + "`n=1` / `all equal`: a CI from one task or equal scores tells nothing. "
         "**Rank** is a range: 1 + the models significantly ahead, to M − the models significantly behind. "
         f"**vs next**: the gap in mean to the next row on the tasks both ran, {CHECK} significant, "
         f"{TIED} not. **Tasks** `40/41`: fewer than the most-covered model.",
@@ -373,15 +446,25 @@ def notes(board: Leaderboard, *, extended: bool) -> list[str]:
     ]
     if board.pairs_computed and len(board.pairs):
         out.append(pairs_note(board))
+    out.extend(cluster_notes(board))
     if extended:
         out.append(
-            f"{EXTENDED} The bootstrap interval excluded 0 but the exact test did not confirm the difference: "
+            f"{EXTENDED} The {'cluster-robust' if board.clustering is not None else 'bootstrap'} interval "
+            "excluded 0 but the exact test did not confirm the difference: "
             "the interval is shown extended to 0."
         )
     if any(n < FEW_CATEGORY_TASKS for n in board.category_tasks.values()):
         out.append(f"⚠ A category with fewer than {FEW_CATEGORY_TASKS} tasks: its means say little.")
-    if board.weights_ignored:
-        out.append("Some runs carry a weight other than 1.0: weights are not applied yet, every task counts equally.")
+    if board.weights_ignored and board.task_weights == "apply":
+        out.append(
+            "**Task weights applied**: means, intervals and tests weigh each task by its weight (Kish's effective "
+            "number of tasks sizes tasks needed); win rate is still a share of tasks."
+        )
+    elif board.weights_ignored:
+        out.append(
+            "Some runs carry a weight other than 1.0: weights were ignored, every task counts equally "
+            "(`task-weights: apply` applies them)."
+        )
     return out
 
 

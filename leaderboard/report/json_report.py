@@ -13,9 +13,10 @@ import math
 import re
 import secrets
 from collections.abc import Mapping
-from typing import TextIO
+from typing import Any, TextIO
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..records import PairwiseDiff
 from ..stats.aggregation import RESAMPLES_PER_TAIL, SIGNIFICANT, Leaderboard, min_resamples
@@ -110,6 +111,7 @@ def report_dict(
             for p in pair_list
         ]
 
+    applied = board.task_weights == "apply" and board.weights_ignored
     report: dict[str, object] = {
         "schema": REPORT_SCHEMA,
         "schema_version": REPORT_SCHEMA_VERSION,
@@ -128,6 +130,8 @@ def report_dict(
             "exact_test_max_nonzero": EXACT_MAX_NONZERO,
             "monte_carlo_resamples": MC_RESAMPLES,
             "normal_min_effective_tasks": NORMAL_MIN_EFFECTIVE,
+            "cluster_by": board.clustering.by if board.clustering is not None else "none",
+            "task_weights": board.task_weights,
         },
         "counts": {
             "runs": board.n_runs,
@@ -140,8 +144,10 @@ def report_dict(
             "all_tied_tasks": board.all_tied_tasks,
         },
         **({"failures": dict(failures)} if failures is not None else {}),
-        "weights_applied": False,
-        "weights_ignored": board.weights_ignored,
+        "weights_applied": applied,
+        "weights_ignored": board.weights_ignored and not applied,
+        "clustering": _clustering(board),
+        "design_effect": _design(board),
         "categories": list(board.categories),
         "top_group": list(board.top_group),
         "rows": [
@@ -154,6 +160,7 @@ def report_dict(
                 "mean_ci_lo": row.mean_ci_lo,
                 "mean_ci_hi": row.mean_ci_hi,
                 "ci_note": row.ci_note,
+                "ci_method": row.ci_method,
                 "win_rate": row.win_rate,
                 "tasks_completed": row.tasks_completed,
                 "categories": dict(row.categories),
@@ -172,6 +179,37 @@ def report_dict(
     if pairs:
         report["pairs"] = [json.loads(line) for line in _pair_lines(board, 0, len(table))]
     return report
+
+
+def _clustering(board: Leaderboard) -> dict[str, object] | None:
+    """What the statistics treated as units (issue 15); None without clustering."""
+    c = board.clustering
+    if c is None:
+        return None
+    return {
+        "by": c.by,
+        "clusters": c.count,
+        "largest": c.largest,
+        "largest_share": c.largest_share,
+        "mean_size": c.mean_size,
+        "min_df": _float(c.min_df),
+        "method": c.method,
+        "warning": c.warns,
+    }
+
+
+def _design(board: Leaderboard) -> dict[str, object] | None:
+    """The categories' design effect, reported when clustering is off and there are two categories or more."""
+    d = board.design
+    if d is None:
+        return None
+    return {
+        "categories": d.categories,
+        "icc_lo": d.icc_lo,
+        "icc_hi": d.icc_hi,
+        "design_effect": d.design_effect,
+        "warning": d.warns,
+    }
 
 
 def _numbers(column: FloatArray) -> list[str]:
@@ -198,7 +236,11 @@ def _reasons(board: Leaderboard, start: int, stop: int) -> list[str]:
     that has it, rather than once per pair of millions. Floats by their bits (NaN is not equal to itself).
     """
     t = board.pairs
-    columns = (t.reason_code, t.n_shared, t.method, t.p_value.view(np.int64), t.p_adjusted.view(np.int64))
+    columns: tuple[NDArray[np.integer[Any]], ...] = (
+        t.reason_code, t.n_shared, t.method, t.p_value.view(np.int64), t.p_adjusted.view(np.int64),
+    )  # fmt: skip
+    if t.clustered:  # a clustered pair's reason names its shared clusters (issue 15)
+        columns = (*columns, t.n_clusters)
     keys = zip(*(c[start:stop].tolist() for c in (*columns, t.tasks_needed)), strict=True)
     first: dict[tuple[int, ...], int] = {}
     groups = [first.setdefault(key, k) for k, key in enumerate(keys)]
@@ -218,10 +260,16 @@ def _pair_lines(board: Leaderboard, start: int, stop: int) -> list[str]:
         _numbers(c[start:stop]) for c in (t.mean_diff, t.ci_lo, t.ci_hi, t.p_value, t.p_adjusted)
     )
     reasons = _reasons(board, start, stop)
+    # Clustered (issue 15): the pair's shared clusters and the clusters needed, after the other fields.
+    extra = [""] * (stop - start)
+    if t.clustered:
+        clusters = t.n_clusters[start:stop].tolist()
+        wanted = [str(v) if v >= 0 else "null" for v in t.clusters_needed[start:stop].tolist()]
+        extra = [f', "n_clusters": {clusters[k]}, "clusters_needed": {wanted[k]}' for k in range(stop - start)]
     return [
         f'{{"a": {a[k]}, "b": {b[k]}, "n_shared": {n[k]}, "mean_diff": {mean[k]}, "ci_lo": {lo[k]}, '
         f'"ci_hi": {hi[k]}, "p_value": {p[k]}, "p_adjusted": {adjusted[k]}, "test": "{tests[k]}", '
-        f'"significant": {significant[k]}, "reason": {reasons[k]}, "tasks_needed": {needed[k]}}}'
+        f'"significant": {significant[k]}, "reason": {reasons[k]}, "tasks_needed": {needed[k]}{extra[k]}}}'
         for k in range(stop - start)
     ]
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -38,8 +38,10 @@ from .aggregation import (
     score_matrix,
     tie_tolerance,
 )
+from .clustering import CLUSTER_BY, ClusterBy, Grouping, cluster_of, cr2, needed_clusters, onehot_of, t_interval
 from .resampling import FloatArray, encode_ids, keyed_rng, percentile_interval, resampled_means
 from .significance import METHOD_NAMES, holm, min_tasks, sign_flip_test, tasks_needed
+from .weights import TASK_WEIGHTS, TaskWeights, task_weights
 
 Verdict = Literal["regressed", "within tolerance", "improved", "no detectable change", "unchanged"]
 VERDICTS: tuple[Verdict, ...] = ("regressed", "within tolerance", "improved", "no detectable change", "unchanged")
@@ -115,6 +117,9 @@ class Comparison:
     seed: int
     tolerance: float
     correction: Correction = "none"
+    cluster_by: ClusterBy = "none"  # issue 15: the test flips clusters, the CI is CR2's
+    clusters: int = 0
+    task_weights: TaskWeights = "ignore"
 
     def having(self, verdict: Verdict) -> tuple[ModelChange, ...]:
         return tuple(m for m in self.models if m.verdict == verdict)
@@ -179,6 +184,8 @@ def compare(
     seed: int,
     tolerance: float = 0.0,
     correction: Correction = "none",
+    cluster_by: ClusterBy = "none",
+    weights: TaskWeights = "ignore",
 ) -> Comparison:
     """Compare each model of ``runs`` with the same model in ``baseline_runs`` (matched by model_id).
 
@@ -187,6 +194,10 @@ def compare(
     are validated like the leaderboard's input (``InvalidEvalRuns``).
     """
     _check(b, alpha, tolerance, correction)
+    if cluster_by not in CLUSTER_BY:
+        raise ValueError(f"cluster_by must be one of {', '.join(CLUSTER_BY)}, got {cluster_by!r}")
+    if weights not in TASK_WEIGHTS:
+        raise ValueError(f"weights must be one of {', '.join(TASK_WEIGHTS)}, got {weights!r}")
     base, pr = _side(list(baseline_runs)), _side(list(runs))
     base_models = set(base.model_ids) if base else set()
     pr_models = set(pr.model_ids) if pr else set()
@@ -204,6 +215,17 @@ def compare(
         tol = tie_tolerance(ps, bs)
         diffs = np.where(shared & ~(np.abs(raw) <= tol), raw, 0.0)
     unchanged = (n > 0) & ~(diffs != 0).any(axis=1)
+    both_sides = [r for r in (*baseline_runs, *runs) if not r.failed and r.score is not None]
+    onehot: Grouping | None = None
+    if cluster_by != "none":
+        # One cluster per task across both runs: the baseline's families are the PR's.
+        label = cluster_of(both_sides, cluster_by)
+        names = sorted(set(label.values()))
+        at = {c: k for k, c in enumerate(names)}
+        onehot = onehot_of(np.array([at[label[t]] for t in tasks], dtype=np.int64), len(names))
+    any_weight = any(r.weight != 1.0 for r in both_sides)
+    tw = task_weights(both_sides, tasks) if weights == "apply" and any_weight else None
+    tw_row = tw if tw is not None else np.ones(len(tasks))
 
     count = len(models)
     delta, base_mean, pr_mean, lo, hi, sd = (np.full(count, np.nan) for _ in range(6))
@@ -218,26 +240,56 @@ def compare(
         size = columns.size
         block = np.ix_(np.asarray(members, dtype=np.intp), columns)
         values = raw[block]
-        delta[members] = values.sum(axis=1) / size
-        base_mean[members] = bs[block].sum(axis=1) / size
-        pr_mean[members] = ps[block].sum(axis=1) / size
+        w = tw_row[columns]
+        delta[members] = (values * w).sum(axis=1) / w.sum()
+        base_mean[members] = (bs[block] * w).sum(axis=1) / w.sum()
+        pr_mean[members] = (ps[block] * w).sum(axis=1) / w.sum()
         rng = keyed_rng(seed, [encoded[t] for t in columns])
-        lo[members], hi[members] = percentile_interval(resampled_means(values, int(b), rng), alpha)
+        if onehot is not None:
+            pass  # the CR2 interval, below
+        elif tw is None:
+            lo[members], hi[members] = percentile_interval(resampled_means(values, int(b), rng), alpha)
+        else:
+            both = resampled_means(np.vstack([values * w, w[None, :]]), int(b), rng)
+            b_lo, b_hi = percentile_interval(both[:-1] / both[-1], alpha)
+            # As the leaderboard's weighted interval: widened where needed to the HC2 t-interval.
+            sizes_w = np.broadcast_to(w, values.shape)
+            moments = replace(cr2(values * w, sizes_w), mean=delta[members])
+            t_lo, t_hi = t_interval(moments, alpha)
+            lo[members], hi[members] = np.fmin(b_lo, t_lo), np.fmax(b_hi, t_hi)
         if size > 1:
             tied = diffs[block]
             centred = tied - (tied.sum(axis=1) / size)[:, None]
             sd[members] = np.sqrt((centred * centred).sum(axis=1) / (size - 1))
 
     p, method = np.ones(count), np.zeros(count, dtype=np.int8)
-    step = max(1, _TEST_CHUNK_ELEMENTS // max(1, len(tasks)))
-    for start in range(0, count, step):
-        p[start : start + step], method[start : start + step] = sign_flip_test(diffs[start : start + step], seed)
+    flipped = diffs * tw_row
+    clusters_shared = np.zeros(count, dtype=np.int64)
+    needed_c = np.full(count, np.nan)
+    if onehot is not None:
+        sizes = onehot.sums(np.where(shared, tw_row, 0.0))
+        moments = cr2(onehot.sums(np.where(shared, raw, 0.0) * tw_row), sizes)
+        lo, hi = t_interval(moments, alpha)
+        clusters_shared = moments.clusters
+        spread = cr2(onehot.sums(flipped), sizes)
+        needed_c = needed_clusters(np.where(unchanged, 0.0, np.nan_to_num(delta)), spread, alpha)
+        p, method = sign_flip_test(onehot.sums(flipped), seed)
+    else:
+        step = max(1, _TEST_CHUNK_ELEMENTS // max(1, len(tasks)))
+        for start in range(0, count, step):
+            p[start : start + step], method[start : start + step] = sign_flip_test(flipped[start : start + step], seed)
 
     adjusted = p.copy()
     if correction == "holm":
         adjusted[n > 0] = holm(p[n > 0])
     tie_free = np.where(unchanged | (np.abs(delta) <= TIE_ABS_TOL), 0.0, delta)
     needed = tasks_needed(np.nan_to_num(tie_free), sd, alpha)
+    if onehot is not None:
+        # Clusters needed, as tasks: that many clusters of the observed mean size.
+        ok = np.isfinite(needed_c) & (tie_free != 0)
+        per = n / np.maximum(clusters_shared, 1)
+        clusters_needed = np.maximum(np.minimum(np.nan_to_num(needed_c), 2.0**40), min_tasks(alpha))
+        needed = np.where(ok, np.ceil(clusters_needed * per), -1).astype(np.int64)
     fewest = min_tasks(alpha)
     categories = pr.categories if pr else ()
 
@@ -252,6 +304,11 @@ def compare(
             reason, p_k, adj_k = "no shared tasks", math.nan, math.nan
         elif unchanged[k]:
             verdict, reason, d, ci_lo, ci_hi = "unchanged", "the same score on every shared task", 0.0, 0.0, 0.0
+        elif onehot is not None and clusters_shared[k] < fewest:
+            reason = (
+                f"too few shared clusters ({int(clusters_shared[k])} < {fewest}): "
+                f"no cluster sign-flip test can reach alpha = {alpha:g}"
+            )
         elif shared_k < fewest:
             reason = f"too few shared tasks ({shared_k} < {fewest})"
         elif not (ci_lo > TIE_ABS_TOL or ci_hi < -TIE_ABS_TOL):
@@ -303,4 +360,7 @@ def compare(
         seed=int(seed),
         tolerance=float(tolerance),
         correction=correction,
+        cluster_by=cluster_by,
+        clusters=0 if onehot is None else onehot.count,
+        task_weights=weights,
     )

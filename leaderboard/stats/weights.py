@@ -1,0 +1,61 @@
+"""Task weights, applied when asked (``task-weights: apply``).
+
+A weight belongs to a task, not to a model's run of it: the weighted mean of two models
+is comparable only when each task counts the same for both. So with weights applied, a
+task's weight must be the same on every record of it (else a problem at the record).
+
+What changes with weights applied (win-rate stays a share of tasks):
+
+* each model's mean is sum w y / sum w over its tasks, category means likewise;
+* the bootstrap resamples tasks as before and multiplies each resampled task's weight in
+  (the resampled statistic is the weighted mean of the resample);
+* the sign-flip test flips w x d, each task's weighted difference;
+* tasks needed is sized on Kish's effective number of tasks, (sum w)^2 / sum w^2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..records import EvalRun
+from ..validation import InvalidEvalRuns, Problem, shown
+
+FloatArray = NDArray[np.float64]
+
+TaskWeights = Literal["ignore", "apply"]
+TASK_WEIGHTS: tuple[TaskWeights, ...] = ("ignore", "apply")
+
+
+def task_weights(runs: Sequence[EvalRun], task_ids: Sequence[str]) -> FloatArray:
+    """Each task's weight (in ``task_ids`` order); one task with two weights is a problem at its record."""
+    seen: dict[str, tuple[float, EvalRun]] = {}
+    problems: list[Problem] = []
+    for index, run in enumerate(runs):
+        first = seen.setdefault(run.task_id, (float(run.weight), run))
+        if first[0] != float(run.weight):
+            where = {"file": run.source.file, "line": run.source.line} if run.source else {"index": index}
+            at = str(first[1].source) if first[1].source else "another record"
+            problems.append(
+                Problem(
+                    message=(
+                        f"task {shown(run.task_id)} has weight {run.weight:g} here but {first[0]:g} at {at}: with "
+                        "task-weights: apply a task's weight must be the same for every model"
+                    ),
+                    field="weight",
+                    **where,
+                )
+            )
+    if problems:
+        raise InvalidEvalRuns(problems)
+    return np.array([seen[t][0] if t in seen else 1.0 for t in task_ids], dtype=np.float64)
+
+
+def kish(weights: FloatArray, mask: NDArray[np.bool_]) -> FloatArray:
+    """Kish's effective number of tasks of each row's masked weights: (sum w)^2 / sum w^2."""
+    w = np.where(mask, weights, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray(w.sum(axis=1) ** 2 / (w * w).sum(axis=1), dtype=np.float64)
