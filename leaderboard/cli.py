@@ -101,8 +101,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--correction",
         choices=CORRECTIONS,
-        default="none",
-        help="multiple comparisons: none (per-pair alpha, default) or holm (family-wise alpha over all pairs)",
+        default=None,
+        help="multiple comparisons: holm (family-wise alpha over all pairs, and over the models compared; "
+        "default) or none (each pair at alpha: per-pair, exploratory claims)",
     )
     p.add_argument("--title", default=None, help="a heading for the markdown")
     p.add_argument("--format", choices=FORMAT_NAMES, default="auto", help="input format (default auto: by content)")
@@ -188,7 +189,7 @@ def _run(args: argparse.Namespace) -> int:
         # With the leaderboard's parameters, which a configuration's statistics block may have set.
         comparison = compare(
             baseline, runs, b=board.b, alpha=board.alpha, seed=board.seed, tolerance=args.regression_tolerance,
-            correction=args.correction,
+            correction=board.correction, fail_on_regression=args.fail_on_regression,
         )  # fmt: skip
     composite = composite_dict(result) if result is not None else None
     if args.json is not None:

@@ -26,6 +26,7 @@ import yaml
 
 from .limits import MAX_BOOTSTRAP_SAMPLES, MAX_ID_LENGTH
 from .numbers import parse_decimal
+from .stats.family import CORRECTIONS, Correction
 from .validation import InvalidEvalRuns, Problem, shown
 
 Mode = Literal["identity", "minmax", "target", "budget"]
@@ -107,6 +108,7 @@ class StatisticsConfig:
     resamples: int | None = None
     confidence: float | None = None
     seed: int | None = None
+    correction: Correction | None = None
 
 
 @dataclass(frozen=True)
@@ -412,7 +414,7 @@ def _models(r: _Reader, entries: Mapping[str, yaml.Node]) -> dict[str, Card]:
 
 
 def _statistics(r: _Reader, entries: Mapping[str, yaml.Node]) -> StatisticsConfig:
-    r.unknown("statistics", entries, ("enabled", "resamples", "confidence", "seed"))
+    r.unknown("statistics", entries, ("enabled", "resamples", "confidence", "seed", "correction"))
     values: dict[str, Any] = {}
     if "enabled" in entries:
         values["enabled"] = r.boolean("statistics.enabled", entries["enabled"])
@@ -427,6 +429,14 @@ def _statistics(r: _Reader, entries: Mapping[str, yaml.Node]) -> StatisticsConfi
         )
     if "seed" in entries:
         values["seed"] = r.integer("statistics.seed", entries["seed"], lambda v: v >= 0, "an integer >= 0")
+    if "correction" in entries:
+        node = entries["correction"]
+        what = f"one of {', '.join(CORRECTIONS)}"
+        name = r.name("statistics.correction", node, what)
+        if name is not None and name not in CORRECTIONS:
+            r.bad("statistics.correction", node, f"must be {what}, got {shown(name, 40)}")
+            name = None
+        values["correction"] = name
     return StatisticsConfig(**{k: v for k, v in values.items() if v is not None})
 
 

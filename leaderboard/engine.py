@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from .composite import CompositeBoard, rank
 from .config import Config
 from .records import EvalRun
-from .stats.aggregation import Correction, Leaderboard, RankBy, analyse, min_resamples
+from .stats.aggregation import Leaderboard, RankBy, analyse, min_resamples
+from .stats.family import DEFAULT_CORRECTION, Correction
 from .validation import InvalidEvalRuns, Problem
 
 DEFAULT_RESAMPLES = 500
@@ -31,9 +32,17 @@ class Parameters:
     alpha: float
     seed: int
     pairs: bool
+    correction: Correction = DEFAULT_CORRECTION
 
 
-def parameters(config: Config | None, *, b: int | None, alpha: float | None, seed: int | None) -> Parameters:
+def parameters(
+    config: Config | None,
+    *,
+    b: int | None,
+    alpha: float | None,
+    seed: int | None,
+    correction: Correction | None = None,
+) -> Parameters:
     """Resolve the parameters; a resample count too small for the level is a problem at its key."""
     stats = config.statistics if config is not None else None
     from_config_alpha = stats is not None and stats.confidence is not None and alpha is None
@@ -48,6 +57,8 @@ def parameters(config: Config | None, *, b: int | None, alpha: float | None, see
     if seed is None:
         seed = stats.seed if stats is not None and stats.seed is not None else DEFAULT_SEED
     enabled = stats.enabled if stats is not None and stats.enabled is not None else True
+    if correction is None:
+        correction = stats.correction if stats is not None and stats.correction is not None else DEFAULT_CORRECTION
     if b < min_resamples(alpha):
         message = (
             f"{b} resamples are too few at confidence {1 - alpha:g}: at least {min_resamples(alpha)} "
@@ -57,7 +68,7 @@ def parameters(config: Config | None, *, b: int | None, alpha: float | None, see
             key = "statistics.resamples" if from_config_b else "statistics.confidence"
             raise InvalidEvalRuns([config.problem(key, message)])
         raise InvalidEvalRuns([Problem(message=message, field="resamples")])
-    return Parameters(b=b, alpha=alpha, seed=seed, pairs=enabled)
+    return Parameters(b=b, alpha=alpha, seed=seed, pairs=enabled, correction=correction)
 
 
 def evaluate(
@@ -68,9 +79,12 @@ def evaluate(
     alpha: float | None = None,
     seed: int | None = None,
     rank_by: RankBy = "mean",
-    correction: Correction = "none",
+    correction: Correction | None = None,
 ) -> tuple[Leaderboard, CompositeBoard | None]:
-    """The leaderboard of ``runs`` and, with a configuration, its composite ranking."""
-    p = parameters(config, b=b, alpha=alpha, seed=seed)
-    board = analyse(runs, b=p.b, alpha=p.alpha, seed=p.seed, rank_by=rank_by, pairs=p.pairs, correction=correction)
+    """The leaderboard of ``runs`` and, with a configuration, its composite ranking.
+
+    ``correction`` None: the configuration's ``statistics.correction``, else the default (holm).
+    """
+    p = parameters(config, b=b, alpha=alpha, seed=seed, correction=correction)
+    board = analyse(runs, b=p.b, alpha=p.alpha, seed=p.seed, rank_by=rank_by, pairs=p.pairs, correction=p.correction)
     return board, (rank(runs, board, config) if config is not None else None)

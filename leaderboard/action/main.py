@@ -53,6 +53,7 @@ from ..report.json_report import render_json
 from ..report.markdown import md_text
 from ..stats.aggregation import Leaderboard
 from ..stats.comparison import Comparison, compare
+from ..stats.family import DEFAULT_CORRECTION
 from ..validation import InvalidEvalRuns, Problem
 from .baseline import Baseline, NoBaseline, describe, describe_markdown, resolve_baseline
 from .event import head_sha, pull_request_number
@@ -194,7 +195,7 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
         alpha=None if settings.alpha == DEFAULT_ALPHA else settings.alpha,
         seed=None if settings.seed == DEFAULT_SEED else settings.seed,
         rank_by=settings.rank_by,
-        correction=settings.correction,
+        correction=None if settings.correction == DEFAULT_CORRECTION else settings.correction,
     )
     # Issue 9: the comparison with the baseline, shown right under the verdict of every document;
     # issue 10: the composite ranking after it.
@@ -530,7 +531,8 @@ def _compare(
         alpha=board.alpha,
         seed=board.seed,
         tolerance=settings.regression_tolerance,
-        correction=settings.correction,
+        correction=board.correction,
+        fail_on_regression=settings.fail_on_regression,
     )
 
 

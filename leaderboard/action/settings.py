@@ -11,7 +11,8 @@ from ..formats import FORMAT_NAMES, ReadOptions
 from ..limits import MAX_BOOTSTRAP_SAMPLES
 from ..numbers import parse_decimal, parse_integer
 from ..report.document import COMMENT_KEY
-from ..stats.aggregation import CORRECTIONS, RANK_BY, Correction, RankBy, min_resamples, resample_advice
+from ..stats.aggregation import RANK_BY, RankBy, min_resamples, resample_advice
+from ..stats.family import CORRECTIONS, DEFAULT_CORRECTION, Correction
 
 # Defaults for inputs the runner did not pass (a local run); action.yml declares the same
 # (tests/test_settings.py holds the two together).
@@ -24,7 +25,7 @@ DEFAULTS: dict[str, str] = {
     "bootstrap-samples": "500",
     "seed": "0",
     "rank-by": "mean",
-    "pairwise-correction": "none",
+    "pairwise-correction": DEFAULT_CORRECTION,
     "pr-number": "",
     "format": "auto",
     "metric": "",

@@ -19,6 +19,21 @@ from ..limits import MAX_BOOTSTRAP_SAMPLES, MAX_ID_LENGTH
 from ..records import EvalRun, LeaderboardRow, PairwiseDiff
 from ..trials import collapse_trials
 from ..validation import encodable, validate_runs
+from .family import (
+    CORRECTIONS as CORRECTIONS,
+)
+from .family import (
+    DEFAULT_CORRECTION,
+    Correction,
+    Detectable,
+    adjust,
+    check_correction,
+    detectable,
+    family_members,
+    refine_monte_carlo,
+    step_levels,
+    tasks_needed_at,
+)
 from .resampling import (
     EXACT_LIMIT,
     EXACT_PAIR_LIMIT,
@@ -30,7 +45,7 @@ from .resampling import (
     resampled_means,
     task_keys,
 )
-from .significance import METHOD_NAMES, holm, min_tasks, sign_flip_test, tasks_needed
+from .significance import METHOD_NAMES, min_tasks, sign_flip_test
 
 RankBy = Literal["mean", "win-rate"]
 RANK_BY: tuple[RankBy, ...] = ("mean", "win-rate")
@@ -98,7 +113,7 @@ class Leaderboard:
     n_tasks: int
     categories: tuple[str, ...]
     weights_ignored: bool
-    correction: Correction = "none"
+    correction: Correction = DEFAULT_CORRECTION
     all_tied_tasks: int = 0
     pairs_computed: bool = True
     category_tasks: Mapping[str, int] = field(default_factory=dict)  # distinct tasks in each category
@@ -120,6 +135,13 @@ class Leaderboard:
     def top_group(self) -> tuple[str, ...]:
         """Every model no other model is significantly ahead of (best rank 1)."""
         return tuple(row.model_id for row in self.rows if row.rank_lo == 1)
+
+    def detectable(self) -> Detectable | None:
+        """The suite's minimum detectable difference at the level in force for a pair not yet separated."""
+        if not self.pairs_computed:
+            return None
+        table = self.pairs
+        return detectable(table.n_shared.astype(np.int64), table.sd, table.level)
 
 
 @dataclass(frozen=True)
@@ -416,9 +438,6 @@ def _all_tied_tasks(matrix: ScoreMatrix) -> int:
     return int(np.count_nonzero(tied & (matrix.present.sum(axis=0) >= 2)))
 
 
-Correction = Literal["none", "holm"]
-CORRECTIONS: tuple[Correction, ...] = ("none", "holm")
-
 # Why a pair is not significant (PairTable.reason); 0 when it is.
 SIGNIFICANT, NO_SHARED, TOO_FEW, CI_INCLUDES_0, TEST_NOT_SIGNIFICANT = range(5)
 
@@ -453,6 +472,9 @@ class PairTable(Sequence[PairwiseDiff]):
         self.method: NDArray[np.int8] = columns["method"]
         self.reason_code: NDArray[np.int8] = columns["reason"]
         self.tasks_needed: NDArray[np.int64] = columns["tasks_needed"]
+        # Spread of each pair's per-task differences, and whether its test is in the family.
+        self.sd: FloatArray = columns["sd"]
+        self.member: NDArray[np.bool_] = columns["member"]
 
     @property
     def significant(self) -> NDArray[np.bool_]:
@@ -460,8 +482,21 @@ class PairTable(Sequence[PairwiseDiff]):
 
     @property
     def tested(self) -> int:
-        """Pairs with at least one shared task: the family a correction is over."""
+        """Pairs with at least one shared task."""
         return int(np.count_nonzero(self.n_shared > 0))
+
+    @property
+    def family(self) -> int:
+        """The claims the correction is over: pairs whose test can reach alpha (every pair is its own with none)."""
+        return int(np.count_nonzero(self.member)) if self.correction != "none" else 1
+
+    @property
+    def level(self) -> float:
+        """The level a pair not yet separated is held to (family.py: alpha / (m - r) with Holm)."""
+        if self.correction == "none" or not self.member.any():
+            return float(self.alpha)
+        claimed = int(np.count_nonzero(self.member & (self.p_adjusted <= self.alpha)))
+        return float(self.alpha) / max(1, int(np.count_nonzero(self.member)) - claimed)
 
     def __len__(self) -> int:
         return int(self.a.size)
@@ -487,7 +522,8 @@ class PairTable(Sequence[PairwiseDiff]):
             elif code == TOO_FEW:
                 out.append(f"too few shared tasks ({int(self.n_shared[start + k])} < {fewest})")
             else:
-                test = "Holm-adjusted" if self.correction == "holm" else TEST_WORDS[int(self.method[start + k])]
+                adjusted = self.correction == "holm" and bool(self.member[start + k])
+                test = "Holm-adjusted" if adjusted else TEST_WORDS[int(self.method[start + k])]
                 out.append(f"{test} p = {self.p_adjusted[start + k]:.3g}")
         return out
 
@@ -598,7 +634,10 @@ def _pair_table(
         "n_shared": np.zeros(n_pairs, dtype=np.int32),
         **{k: np.full(n_pairs, np.nan) for k in ("mean_diff", "ci_lo", "ci_hi", "p_value", "sd")},
         "method": np.zeros(n_pairs, dtype=np.int8),
+        "nonzero": np.zeros(n_pairs, dtype=np.int64),
     }
+    # The family's size is known after the tests; the Monte Carlo refinement needs only a bound on it.
+    tested = int(np.count_nonzero(engine.shared_counts[np.triu_indices(len(order), 1)] > 0))
     scores, present = engine.filled, matrix.present
     # Two passes, each in chunks sized for its own arrays: the resampled differences are
     # (pairs, B), the per-task differences (pairs, tasks). A Poisson draw serves a whole
@@ -636,6 +675,9 @@ def _pair_table(
             squares = np.einsum("ij,ij->i", diffs, diffs) - n * mean_tied * mean_tied
             sd = np.sqrt(np.maximum(squares, 0.0) / (n - 1))
         p, method = sign_flip_test(diffs, engine.seed)
+        if correction != "none":
+            p = refine_monte_carlo(diffs, p, method, alpha, tested, engine.seed)
+        cols["nonzero"][start:stop] = np.count_nonzero(diffs, axis=1)
         some = n > 0
         cols["mean_diff"][start:stop] = np.where(some, mean_raw, np.nan)
         cols["p_value"][start:stop] = np.where(some, p, np.nan)
@@ -646,10 +688,9 @@ def _pair_table(
     cols["ci_hi"][none] = np.nan
     n_shared, p_value = cols["n_shared"], cols["p_value"]
     some = n_shared > 0
-    adjusted = p_value.copy()
-    if correction == "holm":
-        adjusted[some] = holm(p_value[some])
-    cols["p_adjusted"] = adjusted
+    member = some & family_members(cols.pop("nonzero"), alpha)
+    adjusted = adjust(p_value, member, correction)
+    cols["p_adjusted"], cols["member"] = adjusted, member
     ci_lo, ci_hi = cols["ci_lo"], cols["ci_hi"]
     with np.errstate(invalid="ignore"):
         excludes_0 = (ci_lo > TIE_ABS_TOL) | (ci_hi < -TIE_ABS_TOL)
@@ -660,7 +701,8 @@ def _pair_table(
         )
     cols["reason"] = reason.astype(np.int8)
     tie_free_mean = np.where(np.abs(cols["mean_diff"]) <= TIE_ABS_TOL, 0.0, cols["mean_diff"])
-    cols["tasks_needed"] = tasks_needed(np.nan_to_num(tie_free_mean), cols.pop("sd"), alpha)
+    levels = step_levels(adjusted, member, alpha, correction)
+    cols["tasks_needed"] = tasks_needed_at(np.nan_to_num(tie_free_mean), cols["sd"], levels)
     return PairTable([matrix.model_ids[m] for m in order], cols, alpha, correction)
 
 
@@ -681,15 +723,14 @@ def analyse(
     seed: int = 0,
     rank_by: RankBy = "mean",
     pairs: bool = True,
-    correction: Correction = "none",
+    correction: Correction = DEFAULT_CORRECTION,
 ) -> Leaderboard:
     """The whole leaderboard in one pass: ranked rows and (optionally) every pairwise comparison."""
     _check_parameters(b, alpha)
     check_resamples(b, alpha, name="b")
     if rank_by not in RANK_BY:
         raise ValueError(f"rank_by must be one of {', '.join(RANK_BY)}, got {rank_by!r}")
-    if correction not in CORRECTIONS:
-        raise ValueError(f"correction must be one of {', '.join(CORRECTIONS)}, got {correction!r}")
+    check_correction(correction)
     runs = list(runs)
     # Trials averaged and failed calls dropped first, so everything below resamples tasks (cases).
     scored = collapse_trials(runs)
@@ -728,10 +769,11 @@ def analyse(
 
 def _empty_columns() -> dict[str, NDArray[Any]]:
     ints = ("a", "b", "n_shared")
-    floats = ("mean_diff", "ci_lo", "ci_hi", "p_value", "p_adjusted")
+    floats = ("mean_diff", "ci_lo", "ci_hi", "p_value", "p_adjusted", "sd")
     return {
         **{k: np.zeros(0, dtype=np.int32) for k in ints},
         "tasks_needed": np.zeros(0, dtype=np.int64),
+        "member": np.zeros(0, dtype=bool),
         **{k: np.zeros(0) for k in floats},
         "method": np.zeros(0, dtype=np.int8),
         "reason": np.zeros(0, dtype=np.int8),

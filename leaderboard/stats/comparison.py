@@ -13,6 +13,12 @@ with the leaderboard's own rule for a pair (``statistics._pair_table``):
   ``min_tasks(alpha)`` shared tasks; then it is ``improved`` or, downwards, ``regressed``,
   unless the CI's upper end is not below ``-tolerance``: ``within tolerance``.
 
+With the default correction (``holm``), and whenever the gate is on (``fail_on_regression``),
+the models compared are families (stats/family.py): a drop is tested one-sided, Holm-adjusted
+over the models compared, so the gate fails falsely at most alpha of the time however many
+models there are; a rise the same way, as a family of its own. ``correction="none"`` without
+the gate keeps the per-model, two-sided view.
+
 Everything is a function of the two sets of records, not of their order.
 """
 
@@ -29,17 +35,28 @@ from numpy.typing import NDArray
 from ..records import EvalRun
 from ..trials import collapse_trials
 from .aggregation import (
-    CORRECTIONS,
     TEST_WORDS,
     TIE_ABS_TOL,
-    Correction,
     ScoreMatrix,
     check_resamples,
     score_matrix,
     tie_tolerance,
 )
+from .family import (
+    CORRECTIONS,
+    DEFAULT_CORRECTION,
+    Correction,
+    Detectable,
+    adjust,
+    detectable,
+    family_members,
+    one_sided,
+    refine_monte_carlo,
+    step_levels,
+    tasks_needed_at,
+)
 from .resampling import FloatArray, encode_ids, keyed_rng, percentile_interval, resampled_means
-from .significance import METHOD_NAMES, holm, min_tasks, sign_flip_test, tasks_needed
+from .significance import METHOD_NAMES, min_tasks, sign_flip_test
 
 Verdict = Literal["regressed", "within tolerance", "improved", "no detectable change", "unchanged"]
 VERDICTS: tuple[Verdict, ...] = ("regressed", "within tolerance", "improved", "no detectable change", "unchanged")
@@ -63,9 +80,10 @@ class ModelChange:
 
     ``base_mean``/``pr_mean`` are over the shared tasks (their difference is ``delta``);
     ``base_mean_all``/``pr_mean_all`` over each side's own tasks (``base_tasks``/``pr_tasks``).
-    ``test`` says how p was computed (``significance.METHOD_NAMES``), ``p_value`` is its p,
-    ``p_adjusted`` the one compared with alpha (Holm-adjusted over the models compared when
-    the comparison's ``correction`` is "holm"). ``reason`` says why no change was detected
+    ``test`` says how p was computed (``significance.METHOD_NAMES``, "one-sided ..." when the
+    comparison is family-wise: then p is for a change in the direction of ``delta``), ``p_value``
+    is its p, ``p_adjusted`` the one compared with alpha (Holm-adjusted over the models compared
+    when the comparison is family-wise). ``reason`` says why no change was detected
     (None when one was); ``tasks_needed`` is about how many shared tasks would detect a
     change the size of ``delta`` (None when it is 0).
     With no shared task, ``delta``, the means over shared tasks, the CI and p are NaN.
@@ -114,7 +132,17 @@ class Comparison:
     b: int
     seed: int
     tolerance: float
-    correction: Correction = "none"
+    correction: Correction = DEFAULT_CORRECTION
+    # The regression family: models whose one-sided test can reach alpha (1 when per model), and
+    # the level a model not flagged is held to; the suite's minimum detectable drop at that level.
+    family: int = 1
+    level: float = 0.05
+    detectable: Detectable | None = None
+
+    @property
+    def one_sided(self) -> bool:
+        """Drops and rises tested one-sided, each a family Holm-adjusted over the models compared."""
+        return self.correction != "none"
 
     def having(self, verdict: Verdict) -> tuple[ModelChange, ...]:
         return tuple(m for m in self.models if m.verdict == verdict)
@@ -178,15 +206,19 @@ def compare(
     alpha: float,
     seed: int,
     tolerance: float = 0.0,
-    correction: Correction = "none",
+    correction: Correction = DEFAULT_CORRECTION,
+    fail_on_regression: bool = False,
 ) -> Comparison:
     """Compare each model of ``runs`` with the same model in ``baseline_runs`` (matched by model_id).
 
-    ``correction="holm"`` tests the models compared as one family (Holm's step-down over every
-    model with a shared task), as ``pairwise-correction: holm`` does for the pairs. Both sides
-    are validated like the leaderboard's input (``InvalidEvalRuns``).
+    ``correction="holm"`` (the default) or ``fail_on_regression`` (the gate is on: its pass/fail is
+    a claim about every model at once) makes drops and rises one-sided families, Holm-adjusted over
+    the models compared (the module docstring). Both sides are validated like the leaderboard's
+    input (``InvalidEvalRuns``).
     """
     _check(b, alpha, tolerance, correction)
+    if fail_on_regression:
+        correction = "holm"
     base, pr = _side(list(baseline_runs)), _side(list(runs))
     base_models = set(base.model_ids) if base else set()
     pr_models = set(pr.model_ids) if pr else set()
@@ -233,11 +265,27 @@ def compare(
     for start in range(0, count, step):
         p[start : start + step], method[start : start + step] = sign_flip_test(diffs[start : start + step], seed)
 
-    adjusted = p.copy()
-    if correction == "holm":
-        adjusted[n > 0] = holm(p[n > 0])
     tie_free = np.where(unchanged | (np.abs(delta) <= TIE_ABS_TOL), 0.0, delta)
-    needed = tasks_needed(np.nan_to_num(tie_free), sd, alpha)
+    member = (n > 0) & family_members(np.count_nonzero(diffs, axis=1), 2.0 * alpha)  # one-sided: 1 / 2^k <= alpha
+    level = float(alpha)
+    if correction == "none":
+        adjusted = p.copy()
+        levels = np.full(count, float(alpha))
+    else:
+        p = refine_monte_carlo(diffs, p, method, 2.0 * alpha, int(member.sum()), seed)
+        drop, rise = one_sided(diffs, p, -1), one_sided(diffs, p, +1)
+        drop_adjusted, rise_adjusted = adjust(drop, member, "holm"), adjust(rise, member, "holm")
+        down = tie_free < 0
+        p = np.where(down, drop, rise)
+        adjusted = np.where(down, drop_adjusted, rise_adjusted)
+        levels = np.where(
+            down,
+            step_levels(drop_adjusted, member, alpha, "holm"),
+            step_levels(rise_adjusted, member, alpha, "holm"),
+        )
+        level = float(alpha) / max(1, int(member.sum()) - int(np.count_nonzero(member & (drop_adjusted <= alpha))))
+    two_sided = correction == "none"
+    needed = tasks_needed_at(np.nan_to_num(tie_free), sd, levels, two_sided=two_sided)
     fewest = min_tasks(alpha)
     categories = pr.categories if pr else ()
 
@@ -245,7 +293,7 @@ def compare(
     for k, model in enumerate(models):
         shared_k = int(n[k])
         d, ci_lo, ci_hi, p_k, adj_k = float(delta[k]), float(lo[k]), float(hi[k]), float(p[k]), float(adjusted[k])
-        test = METHOD_NAMES[int(method[k])]
+        test = METHOD_NAMES[int(method[k])] if two_sided else f"one-sided {METHOD_NAMES[int(method[k])]}"
         verdict: Verdict = "no detectable change"
         reason: str | None
         if shared_k == 0:
@@ -254,10 +302,12 @@ def compare(
             verdict, reason, d, ci_lo, ci_hi = "unchanged", "the same score on every shared task", 0.0, 0.0, 0.0
         elif shared_k < fewest:
             reason = f"too few shared tasks ({shared_k} < {fewest})"
-        elif not (ci_lo > TIE_ABS_TOL or ci_hi < -TIE_ABS_TOL):
+        elif not (ci_lo > TIE_ABS_TOL if tie_free[k] > 0 else ci_hi < -TIE_ABS_TOL):
+            # The interval must exclude 0 on the side the mean (and a one-sided p) points to.
             reason = "CI includes 0"
         elif not adj_k <= alpha:
-            reason = f"{'Holm-adjusted' if correction == 'holm' else TEST_WORDS[int(method[k])]} p = {adj_k:.3g}"
+            words = TEST_WORDS[int(method[k])] if two_sided else f"one-sided {TEST_WORDS[int(method[k])]}"
+            reason = f"{'Holm-adjusted one-sided' if member[k] and not two_sided else words} p = {adj_k:.3g}"
         elif ci_lo > TIE_ABS_TOL:
             verdict, reason = "improved", None
         else:
@@ -303,4 +353,7 @@ def compare(
         seed=int(seed),
         tolerance=float(tolerance),
         correction=correction,
+        family=int(member.sum()) if not two_sided else 1,
+        level=level,
+        detectable=detectable(n, sd, level, two_sided=two_sided),
     )
