@@ -15,11 +15,12 @@ from typing import TextIO
 
 from ..records import PairwiseDiff
 from ..stats.aggregation import RESAMPLES_PER_TAIL, Leaderboard, min_resamples
+from ..stats.family import METHOD_WORDS, family_resamples
 from ..stats.resampling import EXACT_LIMIT, EXACT_PAIR_LIMIT
 from ..stats.significance import EXACT_MAX_NONZERO, MC_RESAMPLES, METHOD_NAMES, NORMAL_MIN_EFFECTIVE, min_tasks
 
 REPORT_SCHEMA = "leaderboard-action/report"
-REPORT_SCHEMA_VERSION = 2
+REPORT_SCHEMA_VERSION = 3
 _PAIRS_PER_WRITE = 4096
 
 
@@ -70,11 +71,16 @@ def report_dict(
             "seed": board.seed,
             "rank_by": board.rank_by,
             "correction": board.correction,
+            "correction_method": METHOD_WORDS[board.correction],
+            "level_in_force": table.level,
             "exact_bootstrap_max_tasks": EXACT_LIMIT,
             "exact_pair_bootstrap_max_shared_tasks": EXACT_PAIR_LIMIT,
             "min_shared_for_significance": min_tasks(board.alpha),
             "exact_test_max_nonzero": EXACT_MAX_NONZERO,
             "monte_carlo_resamples": MC_RESAMPLES,
+            "family_monte_carlo_resamples": family_resamples(table.tested, board.alpha)
+            if board.correction != "none"
+            else MC_RESAMPLES,
             "normal_min_effective_tasks": NORMAL_MIN_EFFECTIVE,
         },
         "counts": {
@@ -84,6 +90,7 @@ def report_dict(
             "categories": len(board.categories),
             "pairs": len(table),
             "pairs_tested": table.tested,
+            "family": table.family,
             "pairs_significant": int(table.significant.sum()),
             "all_tied_tasks": board.all_tied_tasks,
         },
@@ -91,6 +98,7 @@ def report_dict(
         "weights_ignored": board.weights_ignored,
         "categories": list(board.categories),
         "top_group": list(board.top_group),
+        "detectable": _detectable(board),
         "rows": [
             {
                 "rank": r,
@@ -117,6 +125,13 @@ def report_dict(
     if pairs:
         report["pairs"] = [json.loads(line) for line in _pair_lines(board, 0, len(table))]
     return report
+
+
+def _detectable(board: Leaderboard) -> dict[str, object] | None:
+    d = board.detectable()
+    if d is None:
+        return None
+    return {"n_shared": d.n_shared, "sd": d.sd, "level": d.level, "power": d.power, "difference": d.difference}
 
 
 def _numbers(values: list[float]) -> list[str]:

@@ -255,6 +255,27 @@ def _task_sets(present: NDArray[np.bool_]) -> dict[bytes, list[int]]:
     return groups
 
 
+def _shared_counts(present: NDArray[np.bool_]) -> NDArray[np.int64]:
+    """(models, models): how many tasks each pair both ran.
+
+    A popcount of the packed task bits, in blocks of rows: a small float matrix product costs
+    little arithmetic but, on a loaded machine, a multithreaded BLAS call can wait tenths of a
+    second for its threads. 0/1 in float32 (the fallback before numpy 2) counts exactly to 2^24.
+    """
+    count_bits = getattr(np, "bitwise_count", None)
+    if count_bits is None:
+        as_float = present.astype(np.float32)
+        return np.asarray(np.rint(as_float @ as_float.T), dtype=np.int64)
+    packed = np.packbits(present, axis=1)
+    m = packed.shape[0]
+    out = np.empty((m, m), dtype=np.int64)
+    rows = max(1, _WEIGHT_ELEMENTS // max(1, m * packed.shape[1]))
+    for start in range(0, m, rows):
+        block = packed[start : start + rows, None, :] & packed[None, :, :]
+        out[start : start + rows] = count_bits(block).sum(axis=2, dtype=np.int64)
+    return out
+
+
 class _Engine:
     """Resamples task sets as resampling.py describes, for one matrix, B and seed."""
 
@@ -265,9 +286,7 @@ class _Engine:
         self._encoded = encode_ids(matrix.task_ids)
         self.filled = np.where(matrix.present, matrix.scores, 0.0)
         self._sets = list(_task_sets(matrix.present).values())
-        # (models, models): how many tasks each pair both ran. 0/1 in float32 counts exactly to 2^24.
-        present = matrix.present.astype(np.float32)
-        self.shared_counts: NDArray[np.int64] = np.rint(present @ present.T).astype(np.int64)
+        self.shared_counts: NDArray[np.int64] = _shared_counts(matrix.present)
 
     def exact(self, rows: Sequence[int], columns: NDArray[np.intp]) -> FloatArray:
         """Exact bootstrap means of the given models over the given tasks, on one keyed draw."""
@@ -715,6 +734,30 @@ def _rank_ranges(rows: list[LeaderboardRow], table: PairTable) -> list[Leaderboa
     return [replace(row, rank_lo=1 + int(ahead[k]), rank_hi=m - int(behind[k])) for k, row in enumerate(rows)]
 
 
+# The last analysis' matrix and resamples, keyed by the identity of every record it read (held,
+# so no id is reused while it is kept) and (b, seed): the specification's aggregate() then
+# pairwise_diffs() on the same list resample the models once. Records are frozen.
+_last: tuple[tuple[int, ...], int, int, list[EvalRun], tuple[ScoreMatrix, _Engine, FloatArray] | None] | None = None
+
+
+def _prepared(runs: list[EvalRun], b: int, seed: int) -> tuple[ScoreMatrix, _Engine, FloatArray] | None:
+    """The score matrix, its engine and the models' resampled means (None with no scored record)."""
+    global _last
+    ids = tuple(map(id, runs))
+    last = _last
+    if last is not None and last[1] == b and last[2] == seed and last[0] == ids:
+        return last[4]
+    # Trials averaged and failed calls dropped first, so everything below resamples tasks (cases).
+    scored = collapse_trials(runs)
+    result = None
+    if scored:
+        matrix = score_matrix(scored)
+        engine = _Engine(matrix, b, seed)
+        result = (matrix, engine, engine.models())
+    _last = (ids, b, seed, runs, result)
+    return result
+
+
 def analyse(
     runs: Sequence[EvalRun],
     *,
@@ -732,14 +775,11 @@ def analyse(
         raise ValueError(f"rank_by must be one of {', '.join(RANK_BY)}, got {rank_by!r}")
     check_correction(correction)
     runs = list(runs)
-    # Trials averaged and failed calls dropped first, so everything below resamples tasks (cases).
-    scored = collapse_trials(runs)
-    if not scored:
+    prepared = _prepared(runs, b, seed)
+    if prepared is None:
         empty = PairTable((), _empty_columns(), alpha, correction)
         return Leaderboard((), empty, alpha, b, seed, rank_by, len(runs), 0, 0, (), False, correction, 0, pairs)
-    matrix = score_matrix(scored)
-    engine = _Engine(matrix, b, seed)
-    theta = engine.models()
+    matrix, engine, theta = prepared
     rows, means = _rows(matrix, theta, alpha, rank_by)
     index = {m: i for i, m in enumerate(matrix.model_ids)}
     order = [index[row.model_id] for row in rows]

@@ -27,9 +27,12 @@ the binomial lower tail).
 Resolution
 ----------
 Holm's first step asks for p <= alpha / m. A Monte Carlo p-value of R patterns is at least
-1 / (1 + R), so for a large family the pairs whose p is at most alpha get a second, larger
-draw of ``family_resamples(m, alpha)`` patterns (the first draw only chooses which pairs; a
-p above alpha can never be rejected at any step, so the final p is valid at every level <= alpha).
+1 / (1 + R), so for a large family a pair whose first p is at most REFINE_HITS hits from that
+floor (p1 <= c = (1 + REFINE_HITS) / (1 + R)) gets a second, larger draw of
+``family_resamples(m, alpha)`` patterns, and its p2 replaces p1. That keeps the p valid at every
+level v: for v <= c, a final p <= v needs p2 <= v; for v > c, it needs p1 <= v (a refined pair
+has p1 <= c < v), and each of p1, p2 is valid. R2 depends on the number of pairs tested (which
+models share tasks), never on the scores.
 
 The level in force
 ------------------
@@ -66,6 +69,8 @@ POWER = 0.8
 _PATTERN_ELEMENTS = 1 << 22
 # The most patterns the second draw takes: a floor of 1e-6, alpha / m at 50,000 pairs at 0.05.
 MAX_FAMILY_RESAMPLES = 1_000_000
+# A first Monte Carlo p within this many hits of its floor gets the second draw.
+REFINE_HITS = 2
 
 
 def check_correction(correction: object) -> None:
@@ -97,13 +102,13 @@ def family_resamples(size: int, alpha: float) -> int:
 def refine_monte_carlo(
     diffs: FloatArray, p: FloatArray, method: NDArray[np.int8], alpha: float, size: int, seed: int
 ) -> FloatArray:
-    """Two-sided p of the Monte Carlo rows with p <= alpha again, on ``family_resamples(size, alpha)`` patterns.
+    """Two-sided p of the Monte Carlo rows near their floor again, on ``family_resamples(size, alpha)`` patterns.
 
     The arithmetic is significance._monte_carlo's (the same slack of k grid steps); the patterns
     depend on (seed, k, R) alone, so a pair's p does not depend on which others are tested.
     """
     resamples = family_resamples(size, alpha)
-    rows = np.flatnonzero((method == MONTE_CARLO) & (p <= alpha))
+    rows = np.flatnonzero((method == MONTE_CARLO) & (p * (1.0 + MC_RESAMPLES) <= 1.0 + REFINE_HITS + 1e-6))
     out = p.copy()
     if resamples <= MC_RESAMPLES or rows.size == 0:
         return out
@@ -165,13 +170,15 @@ def tasks_needed_at(
     """
     out = np.full(mean_diff.shape, -1, dtype=np.int64)
     ok = np.isfinite(sd_diff) & (mean_diff != 0) & np.isfinite(mean_diff)
-    for level in np.unique(levels[ok]):
-        at = ok & (levels == level)
-        z = _z(float(level), two_sided)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            n = np.minimum(np.ceil(z * z * sd_diff[at] ** 2 / mean_diff[at] ** 2), 2.0**62)
-        fewest = min_tasks(float(level) * (1.0 if two_sided else 2.0))
-        out[at] = np.maximum(n, fewest).astype(np.int64)
+    if not ok.any():
+        return out
+    distinct, inverse = np.unique(levels[ok], return_inverse=True)
+    z = np.array([_z(float(v), two_sided) for v in distinct])[inverse]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        n = np.minimum(np.ceil(z * z * sd_diff[ok] ** 2 / mean_diff[ok] ** 2), 2.0**62)
+    # min_tasks at each level (one-sided: the smallest p is 1 / 2^k, as two-sided at twice the level).
+    fewest = np.maximum(1, np.ceil(np.log2(2.0 / (levels[ok] * (1.0 if two_sided else 2.0))) - 1e-12))
+    out[ok] = np.maximum(n, fewest).astype(np.int64)
     return out
 
 
