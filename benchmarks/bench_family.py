@@ -37,7 +37,11 @@ sys.path.insert(0, str(ROOT))
 from leaderboard import EvalRun, analyse, load_runs  # noqa: E402
 from leaderboard.stats.comparison import compare  # noqa: E402
 
-REALDATA = ROOT.parent / "shared" / "realdata"
+# ../shared beside the repository (the main checkout), or two levels up (a worktree under wt/).
+REALDATA = next(
+    (p for p in (ROOT.parent / "shared" / "realdata", ROOT.parent.parent / "shared" / "realdata") if p.exists()),
+    ROOT.parent / "shared" / "realdata",
+)
 GATE_ON = {"fail_on_regression": True} if "fail_on_regression" in inspect.signature(compare).parameters else {}
 
 

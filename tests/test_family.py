@@ -205,6 +205,8 @@ def test_an_estimate_of_tasks_at_or_below_those_shared_is_never_printed() -> Non
     assert needed_words(50, 50) == "its 50 shared tasks are not enough at this level"
     assert needed_words(51, 50) == "about 51 tasks would tell"
     assert needed_words(None, 50) is None
+    assert needed_words(50, 50, short=True) == "50 shared tasks not enough"
+    assert needed_words(51, 50, short=True) == "~51 tasks would tell"
 
 
 def test_tasks_needed_is_computed_at_the_level_in_force_after_the_correction() -> None:

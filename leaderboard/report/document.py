@@ -256,7 +256,7 @@ def _pieces(board: Leaderboard) -> _Pieces:
         if pair.significant:
             return f"{CHECK} yes"
         reason = pair.reason or "not significant"
-        words = needed_words(pair.tasks_needed, pair.n_shared) if pair.n_shared else None
+        words = needed_words(pair.tasks_needed, pair.n_shared, short=True) if pair.n_shared else None
         if words:
             reason += f"; {words}"
         return f"no: {reason}"

@@ -32,7 +32,9 @@ floor (p1 <= c = (1 + REFINE_HITS) / (1 + R)) gets a second, larger draw of
 ``family_resamples(m, alpha)`` patterns, and its p2 replaces p1. That keeps the p valid at every
 level v: for v <= c, a final p <= v needs p2 <= v; for v > c, it needs p1 <= v (a refined pair
 has p1 <= c < v), and each of p1, p2 is valid. R2 depends on the number of pairs tested (which
-models share tasks), never on the scores.
+models share tasks), not on the scores, unless so many pairs are near the floor that the second
+draw would exceed REFINE_BUDGET: then R2 is cut to fit (a pair far apart may then miss Holm's
+first steps; no pair becomes easier to call).
 
 The level in force
 ------------------
@@ -69,8 +71,10 @@ POWER = 0.8
 _PATTERN_ELEMENTS = 1 << 22
 # The most patterns the second draw takes: a floor of 1e-6, alpha / m at 50,000 pairs at 0.05.
 MAX_FAMILY_RESAMPLES = 1_000_000
-# A first Monte Carlo p within this many hits of its floor gets the second draw.
+# A first Monte Carlo p within this many hits of its floor gets the second draw, of at most
+# this many multiply-adds in all (a second or two).
 REFINE_HITS = 2
+REFINE_BUDGET = 2.0**31
 
 
 def check_correction(correction: object) -> None:
@@ -105,15 +109,23 @@ def refine_monte_carlo(
     """Two-sided p of the Monte Carlo rows near their floor again, on ``family_resamples(size, alpha)`` patterns.
 
     The arithmetic is significance._monte_carlo's (the same slack of k grid steps); the patterns
-    depend on (seed, k, R) alone, so a pair's p does not depend on which others are tested.
+    depend on (seed, k, R) alone, so a pair's p does not depend on which others are tested. The
+    second draw costs rows x k x R multiply-adds: past REFINE_BUDGET, R is cut to fit (never
+    below the first draw's). That happens only when many pairs are far apart, which no test of a
+    true "no difference" is (under it, a p this small is itself rare).
     """
-    resamples = family_resamples(size, alpha)
     rows = np.flatnonzero((method == MONTE_CARLO) & (p * (1.0 + MC_RESAMPLES) <= 1.0 + REFINE_HITS + 1e-6))
     out = p.copy()
-    if resamples <= MC_RESAMPLES or rows.size == 0:
+    if rows.size == 0:
         return out
     q = quantised(diffs[rows])
     nonzero = (q > 0).sum(axis=1)
+    resamples = family_resamples(size, alpha)
+    work = float(nonzero.sum()) * resamples
+    if work > REFINE_BUDGET:
+        resamples = max(MC_RESAMPLES, int(REFINE_BUDGET // max(1, int(nonzero.sum()))))
+    if resamples <= MC_RESAMPLES:
+        return out
     signed = (np.sign(diffs[rows]).astype(np.int64) * q).sum(axis=1)
     for k in map(int, np.unique(nonzero)):
         at = np.flatnonzero(nonzero == k)
@@ -121,11 +133,15 @@ def refine_monte_carlo(
         observed = np.abs(signed[at]).astype(np.float64) - float(k)
         rng = keyed_rng(seed, [b"sign-flip family", k.to_bytes(8, "little"), resamples.to_bytes(8, "little")])
         hits = np.zeros(at.size, dtype=np.int64)
-        step = max(1, _PATTERN_ELEMENTS // k)
-        for start in range(0, resamples, step):
-            count = min(step, resamples - start)
-            signs = rng.integers(0, 2, (k, count), dtype=np.int8).astype(np.float64) * 2.0 - 1.0
-            hits += (np.abs(values @ signs) >= observed[:, None]).sum(axis=1)
+        # Patterns in blocks, rows in groups: a block of sums (rows x patterns) stays ~32 MiB.
+        count = max(1024, _PATTERN_ELEMENTS // k)
+        group = max(1, _PATTERN_ELEMENTS // count)
+        for first in range(0, resamples, count):
+            n_patterns = min(count, resamples - first)
+            signs = rng.integers(0, 2, (k, n_patterns), dtype=np.int8).astype(np.float64) * 2.0 - 1.0
+            for g in range(0, at.size, group):
+                sums = values[g : g + group] @ signs
+                hits[g : g + group] += (np.abs(sums) >= observed[g : g + group, None]).sum(axis=1)
         out[rows[at]] = (1.0 + hits) / (1.0 + resamples)
     return out
 
@@ -217,8 +233,8 @@ def detectable(n_shared: IntArray, sd: FloatArray, level: float, *, two_sided: b
     return Detectable(n_shared=n, sd=spread, level=float(level), two_sided=two_sided, difference=difference)
 
 
-def needed_words(needed: int | None, n_shared: int, what: str = "tell") -> str | None:
-    """ "about N tasks would <what>", or None when there is no estimate.
+def needed_words(needed: int | None, n_shared: int, what: str = "tell", *, short: bool = False) -> str | None:
+    """ "about N tasks would <what>" ("~N tasks would <what>" when ``short``), or None with no estimate.
 
     An estimate at or below the tasks already shared is never printed: the pair is not separated
     at that size, which the estimate (a normal approximation of average power) does not undo.
@@ -226,7 +242,9 @@ def needed_words(needed: int | None, n_shared: int, what: str = "tell") -> str |
     if needed is None:
         return None
     if needed <= n_shared:
+        if short:
+            return f"{n_shared:,} shared tasks not enough"
         return f"its {n_shared:,} shared tasks are not enough at this level"
     if needed > 10**9:
         return f"more than a billion tasks would {what}"
-    return f"about {needed:,} tasks would {what}"
+    return f"{'~' if short else 'about '}{needed:,} tasks would {what}"
