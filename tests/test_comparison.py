@@ -238,7 +238,7 @@ def test_swe_bench_binary_scores_use_the_exact_mcnemar_test() -> None:
     fixed = set(rng.sample(failures, 40))
     pr = [dataclasses.replace(r, score=1.0) if r.model_id == model and r.task_id in fixed else r for r in base]
     m = change(cmp(base, pr), model)
-    assert m.verdict == "improved" and m.test == "exact binomial (McNemar)" and m.delta == pytest.approx(0.08)
+    assert m.verdict == "improved" and m.test == "one-sided exact binomial (McNemar)" and m.delta == pytest.approx(0.08)
     assert m.n_shared == 500 and m.ci_lo < 0.08 < m.ci_hi + 1e-12
 
 
@@ -377,7 +377,7 @@ def test_the_json_report_carries_the_comparison_under_baseline_after_resolution(
     assert section["new_models"] == ["new"] and section["removed_models"] == ["jinaai/jina-embeddings-v3"]
     assert section["parameters"] == {
         "alpha": 0.05, "bootstrap_samples": B, "seed": 0, "regression_tolerance": 0.0, "correction": "holm",
-        "min_shared_for_significance": 6,
+        "one_sided": True, "level": 0.05, "min_shared_for_significance": 6,
     }  # fmt: skip
     regressed = next(m for m in section["models"] if m["model_id"] == "intfloat/e5-base-v2")
     assert regressed["verdict"] == "regressed" and regressed["ci_hi"] < 0 and regressed["n_shared"] == 41

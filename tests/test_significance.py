@@ -234,7 +234,9 @@ def test_the_cli_takes_the_correction(tmp_path: object, capsys: pytest.CaptureFi
         for m in "abc" for t in range(10)
     ]))  # fmt: skip
     assert cli_main([str(path), "--correction", "holm"]) == 0
-    assert "Holm's step-down over all 3 pairs" in capsys.readouterr().out
+    assert "Holm's step-down over the 2 pairs whose test can reach 0.05" in capsys.readouterr().out  # b = c: no test
+    assert cli_main([str(path), "--correction", "none"]) == 0
+    assert "tested at alpha = 0.05 per pair" in capsys.readouterr().out
 
 
 # --- ties -------------------------------------------------------------------------------------
