@@ -190,7 +190,7 @@ def test_one_model_that_drops_five_points_among_twenty_is_flagged_on_2000_binary
     rng = np.random.default_rng(3)
     p = 1.0 / (1.0 + np.exp(rng.normal(0, 1.5, 2000)[None, :] - rng.normal(0, 1, 20)[:, None]))
     dropped = p.copy()
-    dropped[0] = np.clip(dropped[0] - 0.05, 0, 1)
+    dropped[0] = p[0] * (1.0 - 0.05 / p[0].mean())  # the mean drops by exactly 5 points
     result = compare(records(binary(rng, p)), records(binary(rng, dropped)), b=400, alpha=0.05, seed=0)
     assert [m.model_id for m in result.regressions] == ["m00"]
     flagged = result.regressions[0]
