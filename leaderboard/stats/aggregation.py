@@ -768,7 +768,12 @@ def analyse(
     pairs: bool = True,
     correction: Correction = DEFAULT_CORRECTION,
 ) -> Leaderboard:
-    """The whole leaderboard in one pass: ranked rows and (optionally) every pairwise comparison."""
+    """The whole leaderboard in one pass: ranked rows and (optionally) every pairwise comparison.
+
+    ``correction="holm"`` (the default) makes every decision family-wise (stats/family.py): the
+    chance of any false "significant" among the pairs, and so in the rank ranges and the top
+    group, is at most alpha. ``"none"`` tests each pair at alpha on its own.
+    """
     _check_parameters(b, alpha)
     check_resamples(b, alpha, name="b")
     if rank_by not in RANK_BY:
