@@ -118,8 +118,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--correction",
         choices=CORRECTIONS,
-        default="none",
-        help="multiple comparisons: none (per-pair alpha, default) or holm (family-wise alpha over all pairs)",
+        default=None,
+        help="multiple comparisons: holm (family-wise alpha over all pairs, and over the models compared; "
+        "default) or none (each pair at alpha: per-pair, exploratory claims)",
     )
     p.add_argument(
         "--cluster-by",
@@ -238,7 +239,8 @@ def _run(args: argparse.Namespace) -> int:
         try:
             comparison = compare(
                 baseline, runs, b=board.b, alpha=board.alpha, seed=board.seed, tolerance=args.regression_tolerance,
-                correction=args.correction, cluster_by=board.clustering.by if board.clustering else "none",
+                correction=board.correction, fail_on_regression=args.fail_on_regression,
+                cluster_by=board.clustering.by if board.clustering else "none",
                 weights=board.task_weights,
             )  # fmt: skip
         except InvalidEvalRuns as exc:

@@ -89,6 +89,7 @@ class TooClose:
     tasks_needed: int | None
     n_tasks: int
     differing: tuple[str, ...]  # weighted metrics other than accuracy on which they differ
+    n_shared: int = 0  # tasks the two share: an estimate at or below it is never printed
 
     def sentence(
         self, name: Callable[[str], str] = str, metric: Callable[[str], str] = str, *, limit: int | None = None
@@ -97,7 +98,12 @@ class TooClose:
         category name, both data (a code span in markdown; the built-in metrics' words are ours);
         ``limit``: metrics named before the rest are counted."""
         a, b = name(self.model_a), name(self.model_b)
-        if self.tasks_needed is not None:
+        if self.tasks_needed is not None and self.tasks_needed <= self.n_shared:
+            head = (
+                f"{a} and {b} are too close to call on accuracy — their {self.n_shared:,} shared tasks are not "
+                "enough to separate them at this level."
+            )
+        elif self.tasks_needed is not None:
             head = (
                 f"{a} and {b} are too close to call on accuracy — about {self.tasks_needed:,} tasks in total "
                 f"would separate them (this suite has {self.n_tasks:,})."
@@ -487,4 +493,4 @@ def _too_close(ranked: Sequence[Ranked], board: Leaderboard, weights: Mapping[st
             described = _described(name)
             if described not in differing:
                 differing.append(described)
-    return TooClose(first.model_id, second.model_id, pair.tasks_needed, board.n_tasks, tuple(differing))
+    return TooClose(first.model_id, second.model_id, pair.tasks_needed, board.n_tasks, tuple(differing), pair.n_shared)

@@ -29,6 +29,7 @@ import yaml
 
 from .limits import MAX_BOOTSTRAP_SAMPLES, MAX_ID_LENGTH
 from .numbers import MAX_INTEGER_DIGITS, parse_decimal
+from .stats.family import CORRECTIONS, Correction
 from .validation import InvalidEvalRuns, Problem, shown
 
 Mode = Literal["identity", "minmax", "target", "budget"]
@@ -112,6 +113,7 @@ class StatisticsConfig:
     seed: int | None = None
     cluster_by: str | None = None  # issue 15: none | category | cluster
     task_weights: str | None = None  # ignore | apply
+    correction: Correction | None = None
 
 
 @dataclass(frozen=True)
@@ -469,7 +471,11 @@ def _models(r: _Reader, entries: Mapping[str, yaml.Node]) -> dict[str, Card]:
 
 
 def _statistics(r: _Reader, entries: Mapping[str, yaml.Node]) -> StatisticsConfig:
-    r.unknown("statistics", entries, ("enabled", "resamples", "confidence", "seed", "cluster_by", "task_weights"))
+    r.unknown(
+        "statistics",
+        entries,
+        ("enabled", "resamples", "confidence", "seed", "cluster_by", "task_weights", "correction"),
+    )
     values: dict[str, Any] = {}
     if "enabled" in entries:
         values["enabled"] = r.boolean("statistics.enabled", entries["enabled"])
@@ -484,14 +490,19 @@ def _statistics(r: _Reader, entries: Mapping[str, yaml.Node]) -> StatisticsConfi
         )
     if "seed" in entries:
         values["seed"] = r.integer("statistics.seed", entries["seed"], lambda v: v >= 0, "an integer >= 0")
-    for name, allowed in (("cluster_by", ("none", "category", "cluster")), ("task_weights", ("ignore", "apply"))):
-        if name in entries:
+    choices: tuple[tuple[str, tuple[str, ...]], ...] = (
+        ("cluster_by", ("none", "category", "cluster")),
+        ("task_weights", ("ignore", "apply")),
+        ("correction", CORRECTIONS),
+    )
+    for key, allowed in choices:
+        if key in entries:
             what = "one of " + ", ".join(allowed)
-            value = r.name(f"statistics.{name}", entries[name], what)
+            value = r.name(f"statistics.{key}", entries[key], what)
             if value is not None and value not in allowed:
-                r.bad(f"statistics.{name}", entries[name], f"must be {what}, got {shown(value, 40)}")
+                r.bad(f"statistics.{key}", entries[key], f"must be {what}, got {shown(value, 40)}")
                 value = None
-            values[name] = value
+            values[key] = value
     return StatisticsConfig(**{k: v for k, v in values.items() if v is not None})
 
 

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from .composite import CompositeBoard, rank
 from .config import Config
 from .records import EvalRun
-from .stats.aggregation import Correction, Leaderboard, RankBy, analyse, min_resamples
+from .stats.aggregation import Leaderboard, RankBy, analyse, min_resamples
 from .stats.clustering import ClusterBy
+from .stats.family import DEFAULT_CORRECTION, Correction
 from .stats.weights import TaskWeights
 from .validation import InvalidEvalRuns, Problem
 
@@ -33,6 +34,7 @@ class Parameters:
     alpha: float
     seed: int
     pairs: bool
+    correction: Correction = DEFAULT_CORRECTION
     cluster_by: ClusterBy = "none"
     task_weights: TaskWeights = "ignore"
 
@@ -43,6 +45,7 @@ def parameters(
     b: int | None,
     alpha: float | None,
     seed: int | None,
+    correction: Correction | None = None,
     cluster_by: ClusterBy | None = None,
     task_weights: TaskWeights | None = None,
 ) -> Parameters:
@@ -60,6 +63,8 @@ def parameters(
     if seed is None:
         seed = stats.seed if stats is not None and stats.seed is not None else DEFAULT_SEED
     enabled = stats.enabled if stats is not None and stats.enabled is not None else True
+    if correction is None:
+        correction = stats.correction if stats is not None and stats.correction is not None else DEFAULT_CORRECTION
     if b < min_resamples(alpha):
         message = (
             f"{b} resamples are too few at confidence {1 - alpha:g}: at least {min_resamples(alpha)} "
@@ -74,7 +79,10 @@ def parameters(
     if task_weights is None:
         task_weights = stats.task_weights if stats is not None and stats.task_weights is not None else "ignore"  # type: ignore[assignment]
     assert cluster_by is not None and task_weights is not None
-    return Parameters(b=b, alpha=alpha, seed=seed, pairs=enabled, cluster_by=cluster_by, task_weights=task_weights)
+    return Parameters(
+        b=b, alpha=alpha, seed=seed, pairs=enabled, correction=correction, cluster_by=cluster_by,
+        task_weights=task_weights,
+    )  # fmt: skip
 
 
 def evaluate(
@@ -85,18 +93,21 @@ def evaluate(
     alpha: float | None = None,
     seed: int | None = None,
     rank_by: RankBy = "mean",
-    correction: Correction = "none",
+    correction: Correction | None = None,
     cluster_by: ClusterBy | None = None,
     task_weights: TaskWeights | None = None,
 ) -> tuple[Leaderboard, CompositeBoard | None]:
     """The leaderboard of ``runs`` and, with a configuration, its composite ranking.
 
+    ``correction`` None: the configuration's ``statistics.correction``, else the default (holm).
     ``cluster_by`` / ``task_weights`` None: the configuration's ``statistics`` block decides, else
     "none" / "ignore".
     """
-    p = parameters(config, b=b, alpha=alpha, seed=seed, cluster_by=cluster_by, task_weights=task_weights)
+    p = parameters(
+        config, b=b, alpha=alpha, seed=seed, correction=correction, cluster_by=cluster_by, task_weights=task_weights
+    )
     board = analyse(
-        runs, b=p.b, alpha=p.alpha, seed=p.seed, rank_by=rank_by, pairs=p.pairs, correction=correction,
+        runs, b=p.b, alpha=p.alpha, seed=p.seed, rank_by=rank_by, pairs=p.pairs, correction=p.correction,
         cluster_by=p.cluster_by, weights=p.task_weights,
     )  # fmt: skip
     return board, (rank(runs, board, config) if config is not None else None)

@@ -107,10 +107,11 @@ class PairwiseDiff:
 
     ``model_a`` has the higher mean (to the tie tolerance; then the smaller id).
     ``significant`` is the one decision every view reads: the bootstrap CI excludes 0
-    *and* the exact paired permutation test gives p <= alpha (Holm-adjusted when asked).
-    ``reason`` says why it is not significant (None when it is); ``p_value`` is the
-    test's raw p, ``p_adjusted`` the one compared with alpha; ``tasks_needed`` is about
-    how many shared tasks would detect a difference this size (None when it is 0).
+    *and* the exact paired permutation test gives p <= alpha (Holm-adjusted over the family
+    by default; raw with ``correction="none"``). ``reason`` says why it is not significant
+    (None when it is); ``p_value`` is the test's raw p, ``p_adjusted`` the one compared with
+    alpha; ``tasks_needed`` is about how many shared tasks would detect a difference this
+    size at the level in force for the pair (None when it is 0).
     With no shared task ``mean_diff``, ``ci_lo``, ``ci_hi`` and the p-values are NaN.
     """
 

@@ -226,7 +226,8 @@ def test_the_gate_clusters_as_the_leaderboard_does() -> None:
         clustered_runs("m", np.ones(g.size), g), clustered_runs("m", np.zeros(g.size), g), b=400, alpha=0.05, seed=0,
         cluster_by="cluster",
     ).models  # fmt: skip
-    assert change.regressed and change.p_value == pytest.approx(2 / 2**8)
+    # One-sided for a drop (the gate's family, issue 14): 1 / 2^8, half the two-sided 2 / 2^8.
+    assert change.regressed and change.p_value == pytest.approx(1 / 2**8)
 
 
 def test_the_clustered_comparison_says_its_rule_and_reports_its_clusters() -> None:

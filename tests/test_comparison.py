@@ -95,12 +95,13 @@ def test_a_model_shifted_by_a_known_amount_is_found_with_the_right_sign_and_a_ci
 def test_the_interval_is_the_leaderboards_paired_interval_on_the_same_keyed_draw(example: list[EvalRun]) -> None:
     model = "intfloat/e5-base-v2"
     pr = shifted(example, model, -0.01, noise=0.02)
-    m = change(cmp(example, pr), model)
+    # Per model, two-sided (correction none, no gate): exactly a pair of the leaderboard.
+    m = change(cmp(example, pr, correction="none"), model)
     # The same comparison as a pair of the leaderboard: the PR's model against its baseline, renamed.
     pair_runs = [r for r in pr if r.model_id == model] + [
         dataclasses.replace(r, model_id="base") for r in example if r.model_id == model
     ]
-    (pair,) = analyse(pair_runs, b=B, alpha=ALPHA, seed=SEED).pairs
+    (pair,) = analyse(pair_runs, b=B, alpha=ALPHA, seed=SEED, correction="none").pairs
     sign = 1.0 if pair.model_a == model else -1.0
     lo, hi = sorted((sign * pair.ci_lo, sign * pair.ci_hi))
     assert math.isclose(m.ci_lo, lo, abs_tol=1e-12) and math.isclose(m.ci_hi, hi, abs_tol=1e-12)
@@ -149,7 +150,7 @@ def test_a_bootstrap_ci_that_excludes_0_is_no_change_when_the_exact_test_disagre
     # while the exact test counts 4 of the 64 sign patterns at least as extreme: p = 0.0625.
     base = suite({"m": [0.5] * 6})
     pr = suite({"m": [0.6] * 5 + [0.49]})
-    m = change(cmp(base, pr), "m")
+    m = change(cmp(base, pr, correction="none"), "m")  # two-sided, per model
     assert m.ci_lo > 0 and m.p_value == pytest.approx(0.0625)
     assert m.verdict == "no detectable change" and m.reason == "exact test p = 0.0625"
     delta, ci, extended = shown_interval(m)
@@ -206,12 +207,12 @@ def test_re_measured_noise_in_many_models_is_held_to_alpha_overall_with_holm() -
     base = [run(f"m{m:03d}", f"t{t:02d}", float(scores[m, t])) for m in range(200) for t in range(30)]
     noisy = scores + 0.01 * rng.standard_normal(scores.shape)  # the same models, evaluated again
     pr = [run(f"m{m:03d}", f"t{t:02d}", float(noisy[m, t])) for m in range(200) for t in range(30)]
-    per_model = cmp(base, pr)
-    family = cmp(base, pr, correction="holm")
+    per_model = cmp(base, pr, correction="none")
+    family = cmp(base, pr)  # the default
     assert 0 < sum(m.significant for m in per_model.models) <= 20  # about alpha x 200 by chance
     assert not any(m.significant for m in family.models)
     assert all(m.p_adjusted >= m.p_value for m in family.models)
-    assert any((m.reason or "").startswith("Holm-adjusted p = ") for m in family.models)
+    assert any((m.reason or "").startswith("Holm-adjusted one-sided p = ") for m in family.models)
 
 
 def test_parameters_are_checked() -> None:
@@ -237,7 +238,7 @@ def test_swe_bench_binary_scores_use_the_exact_mcnemar_test() -> None:
     fixed = set(rng.sample(failures, 40))
     pr = [dataclasses.replace(r, score=1.0) if r.model_id == model and r.task_id in fixed else r for r in base]
     m = change(cmp(base, pr), model)
-    assert m.verdict == "improved" and m.test == "exact binomial (McNemar)" and m.delta == pytest.approx(0.08)
+    assert m.verdict == "improved" and m.test == "one-sided exact binomial (McNemar)" and m.delta == pytest.approx(0.08)
     assert m.n_shared == 500 and m.ci_lo < 0.08 < m.ci_hi + 1e-12
 
 
@@ -375,8 +376,8 @@ def test_the_json_report_carries_the_comparison_under_baseline_after_resolution(
     assert section["counts"]["regressed"] == 1 and section["counts"]["unchanged"] == 4
     assert section["new_models"] == ["new"] and section["removed_models"] == ["jinaai/jina-embeddings-v3"]
     assert section["parameters"] == {
-        "alpha": 0.05, "bootstrap_samples": B, "seed": 0, "regression_tolerance": 0.0, "correction": "none",
-        "min_shared_for_significance": 6,
+        "alpha": 0.05, "bootstrap_samples": B, "seed": 0, "regression_tolerance": 0.0, "correction": "holm",
+        "one_sided": True, "level": 0.05, "min_shared_for_significance": 6,
     }  # fmt: skip
     regressed = next(m for m in section["models"] if m["model_id"] == "intfloat/e5-base-v2")
     assert regressed["verdict"] == "regressed" and regressed["ci_hi"] < 0 and regressed["n_shared"] == 41
@@ -454,6 +455,6 @@ def test_the_comment_with_the_section_fits_githubs_limit_at_500_models() -> None
 def test_the_extended_mark_is_explained_only_when_shown() -> None:
     base = suite({"m": [0.5] * 6, "n": [0.5] * 6})
     pr = suite({"m": [0.6] * 5 + [0.49], "n": [0.5] * 6})
-    text = comparison_markdown(cmp(base, pr), "")
+    text = comparison_markdown(cmp(base, pr, correction="none"), "")
     assert "]† |" in text and "†: the bootstrap CI excludes 0 but the test does not confirm it" in text
     assert "†" not in comparison_markdown(cmp(base, base), "")

@@ -170,8 +170,8 @@ def test_json_report_holds_parameters_counts_rows_and_pairs_at_full_precision() 
     assert report["parameters"]["alpha"] == 0.1 and report["parameters"]["bootstrap_samples"] == 200
     assert report["parameters"]["seed"] == 4 and report["parameters"]["min_shared_for_significance"] == 5
     assert report["counts"] == {
-        "runs": 36, "models": 3, "tasks": 12, "categories": 3, "pairs": 3,
-        "pairs_tested": 3, "pairs_significant": sum(p.significant for p in board.pairs), "all_tied_tasks": 0,
+        "runs": 36, "models": 3, "tasks": 12, "categories": 3, "pairs": 3, "pairs_tested": 3,
+        "family": 3, "pairs_significant": sum(p.significant for p in board.pairs), "all_tied_tasks": 0,
     }  # fmt: skip
     assert report["rows"][0]["mean_score"] == board.rows[0].mean_score
     assert [report["rows"][p["a"] - 1]["model_id"] for p in report["pairs"]] == [p.model_a for p in board.pairs]

@@ -217,7 +217,7 @@ def test_holm_makes_fewer_pairs_significant_and_the_notes_say_how_many_were_test
     rng = np.random.default_rng(4)
     scores = np.clip(rng.normal(0.5 + 0.02 * np.arange(10)[:, None], 0.15, (10, 60)), 0, 1)
     runs = [run(f"m{m}", f"t{t:02d}", float(scores[m, t])) for m in range(10) for t in range(60)]
-    plain, corrected = analyse(runs), analyse(runs, correction="holm")
+    plain, corrected = analyse(runs, correction="none"), analyse(runs)
     assert sum(p.significant for p in corrected.pairs) < sum(p.significant for p in plain.pairs)
     assert all(c.p_adjusted >= c.p_value for c in corrected.pairs)
     assert any((r or "").startswith("Holm-adjusted p = ") for r in (p.reason for p in corrected.pairs))
@@ -234,7 +234,9 @@ def test_the_cli_takes_the_correction(tmp_path: object, capsys: pytest.CaptureFi
         for m in "abc" for t in range(10)
     ]))  # fmt: skip
     assert cli_main([str(path), "--correction", "holm"]) == 0
-    assert "Holm's step-down over all 3 pairs" in capsys.readouterr().out
+    assert "Holm's step-down over the 2 pairs whose test can reach 0.05" in capsys.readouterr().out  # b = c: no test
+    assert cli_main([str(path), "--correction", "none"]) == 0
+    assert "tested at alpha = 0.05 per pair" in capsys.readouterr().out
 
 
 # --- ties -------------------------------------------------------------------------------------

@@ -59,6 +59,7 @@ from ..report.task_changes import summary_section as tasks_summary_section
 from ..required import RequiredCheck, UnmatchedPatterns, check_required, required_dict
 from ..stats.aggregation import Leaderboard
 from ..stats.comparison import Comparison, compare
+from ..stats.family import DEFAULT_CORRECTION
 from ..stats.task_changes import TaskChanges, task_changes
 from ..trials import failures
 from ..validation import InvalidEvalRuns, Problem, printable
@@ -202,7 +203,7 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
         alpha=None if settings.alpha == DEFAULT_ALPHA else settings.alpha,
         seed=None if settings.seed == DEFAULT_SEED else settings.seed,
         rank_by=settings.rank_by,
-        correction=settings.correction,
+        correction=None if settings.correction == DEFAULT_CORRECTION else settings.correction,
         cluster_by=None if settings.cluster_by == "none" else settings.cluster_by,
         task_weights=None if settings.task_weights == "ignore" else settings.task_weights,
     )
@@ -619,7 +620,8 @@ def _compare(
         alpha=board.alpha,
         seed=board.seed,
         tolerance=settings.regression_tolerance,
-        correction=settings.correction,
+        correction=board.correction,
+        fail_on_regression=settings.fail_on_regression,
         cluster_by=board.clustering.by if board.clustering else "none",
         weights=board.task_weights,
     )

@@ -11,8 +11,9 @@ from ..formats import FORMAT_NAMES, ReadOptions
 from ..limits import MAX_BOOTSTRAP_SAMPLES
 from ..numbers import parse_decimal, parse_integer
 from ..report.document import COMMENT_KEY
-from ..stats.aggregation import CORRECTIONS, RANK_BY, Correction, RankBy, min_resamples, resample_advice
+from ..stats.aggregation import RANK_BY, RankBy, min_resamples, resample_advice
 from ..stats.clustering import CLUSTER_BY, ClusterBy
+from ..stats.family import CORRECTIONS, DEFAULT_CORRECTION, Correction
 from ..stats.weights import TASK_WEIGHTS, TaskWeights
 
 # Defaults for inputs the runner did not pass (a local run); action.yml declares the same
@@ -26,7 +27,7 @@ DEFAULTS: dict[str, str] = {
     "bootstrap-samples": "500",
     "seed": "0",
     "rank-by": "mean",
-    "pairwise-correction": "none",
+    "pairwise-correction": DEFAULT_CORRECTION,
     # Issue 15: clustered inference and task weights.
     "cluster-by": "none",
     "task-weights": "ignore",

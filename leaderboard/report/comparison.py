@@ -21,6 +21,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from ..stats.comparison import Comparison, ModelChange
+from ..stats.family import needed_words
 from ..stats.significance import min_tasks
 from ..validation import printable
 from .formatting import DASH, EXTENDED, count, difference, labels, signed
@@ -66,12 +67,8 @@ def _count(n: int) -> str:
 
 
 def _needed(change: ModelChange) -> str:
-    n = change.tasks_needed
-    if n is None or n <= change.n_shared:
-        return ""
-    if n > 10**9:
-        return "; more than a billion tasks would be needed to detect a change this size"
-    return f"; about {_count(n)} tasks would detect a change this size"
+    words = needed_words(change.tasks_needed, change.n_shared, "detect a change this size")
+    return f"; {words}" if words else ""
 
 
 def verdict_text(change: ModelChange, tolerance: float) -> str:
@@ -143,22 +140,33 @@ def rule_text(comparison: Comparison, *, extended: bool = False) -> str:
         if extended
         else ""
     )
-    holm = f" (Holm-adjusted over the {len(comparison.models)} models)" if comparison.correction == "holm" else ""
-    if comparison.cluster_by != "none":
+    clustered = comparison.cluster_by != "none"
+    name = "cluster sign-flip test" if clustered else "exact paired permutation test"
+    if comparison.one_sided:
+        test = (
+            f"the {name}, one-sided in the direction of Δ, gives p ≤ {comparison.alpha:g} "
+            f"after Holm's step-down over the {_count(comparison.family)} models that can reach it (drops and "
+            f"rises each a family: the chance of any false regression is at most {comparison.alpha:g}, and of "
+            "any false improvement too)"
+        )
+    else:
+        test = f"the {name} gives p ≤ {comparison.alpha:g} (two-sided, each model on its own: per-model claims)"
+    power = f" {comparison.detectable.sentence('change')}" if comparison.detectable is not None else ""
+    if clustered:
         # Issue 15: the same rule with clusters as the unit.
         return (
             f"<sub>Δ = this run − baseline, the mean over the tasks the model ran in both; {confidence} CR2 "
             f"cluster-robust CI over {comparison.clusters:,} clusters (by {comparison.cluster_by}), ends rounded "
-            f"outward. A change is detected when the CI excludes 0, the cluster sign-flip test gives "
-            f"p ≤ {comparison.alpha:g}{holm} and the model shares at least {min_tasks(comparison.alpha)} clusters; "
-            f"a drop is a regression when it is detected{tolerance}.{marked} Means are over the shared tasks.</sub>"
+            f"outward. A change is detected when the CI excludes 0, {test} and the model shares at least "
+            f"{min_tasks(comparison.alpha)} clusters; a drop is a regression when it is detected{tolerance}.{marked} "
+            f"Means are over the shared tasks.{power}</sub>"
         )
     return (
         f"<sub>Δ = this run − baseline, the mean over the tasks the model ran in both; {confidence} paired "
         f"bootstrap CI ({comparison.b} resamples, seed {comparison.seed}), ends rounded outward. A change is "
-        f"detected when the CI excludes 0, the exact paired permutation test gives p ≤ {comparison.alpha:g}{holm} and "
+        f"detected when the CI excludes 0, {test} and "
         f"the model shares at least {min_tasks(comparison.alpha)} tasks; a drop is a regression when it is "
-        f"detected{tolerance}.{marked} Means are over the shared tasks.</sub>"
+        f"detected{tolerance}.{marked} Means are over the shared tasks.{power}</sub>"
     )
 
 
@@ -329,6 +337,8 @@ def comparison_dict(comparison: Comparison) -> dict[str, object]:
             "seed": comparison.seed,
             "regression_tolerance": comparison.tolerance,
             "correction": comparison.correction,
+            "one_sided": comparison.one_sided,
+            "level": comparison.level,
             "min_shared_for_significance": min_tasks(comparison.alpha),
         },
         # Issue 15: the comparison's unit and weights (the leaderboard's).
@@ -337,9 +347,11 @@ def comparison_dict(comparison: Comparison) -> dict[str, object]:
             "clusters": comparison.clusters,
             "task_weights": comparison.task_weights,
         },
+        "detectable": _detectable(comparison),
         "counts": {
             "compared": len(comparison.models) - not_compared(comparison),
             "not_compared": not_compared(comparison),
+            "family": comparison.family,
             "regressed": comparison.count("regressed"),
             "within_tolerance": comparison.count("within tolerance"),
             "improved": comparison.count("improved"),
@@ -382,6 +394,13 @@ def comparison_dict(comparison: Comparison) -> dict[str, object]:
     }
 
 
+def _detectable(comparison: Comparison) -> dict[str, object] | None:
+    d = comparison.detectable
+    if d is None:
+        return None
+    return {"n_shared": d.n_shared, "sd": d.sd, "level": d.level, "power": d.power, "difference": d.difference}
+
+
 def no_baseline_dict(reason: str, fix: str) -> dict[str, object]:
     """The JSON report's ``baseline`` when none was found."""
     return {"found": False, "reason": reason, "fix": fix}
@@ -418,6 +437,7 @@ def gate_line(change: ModelChange, alpha: float) -> str:
     delta, ci, _ = shown_interval(change)
     ci = ci.replace("\u00a0", " ")  # a log line: a plain space
     adjusted = f" (Holm-adjusted {change.p_adjusted:.3g})" if change.p_adjusted != change.p_value else ""
+
     return (
         f"{printable(change.model_id)}: Δ {delta}, {(1 - alpha) * 100:.6g}% CI {ci}, over {change.n_shared} "
         f"shared tasks, {change.test} p = {change.p_value:.3g}{adjusted}"

@@ -86,11 +86,12 @@ def composite_verdict(result: CompositeBoard) -> str:
         text += f", ahead of {_inline(second.model_id)}{other}"
     close = result.too_close
     if close is not None and {close.model_a, close.model_b} == {first.model_id, result.ranked[1].model_id}:
-        needed = (
-            f"about {close.tasks_needed:,} tasks in total would separate them"
-            if close.tasks_needed
-            else ("the suite cannot say how many tasks would separate them")
-        )
+        if close.tasks_needed and close.tasks_needed <= close.n_shared:
+            needed = f"their {close.n_shared:,} shared tasks are not enough at this level"
+        elif close.tasks_needed:
+            needed = f"about {close.tasks_needed:,} tasks in total would separate them"
+        else:
+            needed = "the suite cannot say how many tasks would separate them"
         if close.differing:
             text += f"; the two are too close to call on accuracy ({needed}), so the gap comes from the other metrics"
         else:

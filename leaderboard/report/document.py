@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from ..records import LeaderboardRow, PairwiseDiff
 from ..stats.aggregation import TIE_ABS_TOL, Leaderboard
+from ..stats.family import needed_words
 from ..stats.significance import min_tasks
 from ..validation import Problem
 from .formatting import (
@@ -169,10 +170,17 @@ def verdict(board: Leaderboard) -> str:
     if abs(second.mean_diff) <= TIE_ABS_TOL:
         return f"{tied}, the top two with the same mean on the {count(second.n_shared, 'task')} they share."
     if second.clusters_needed is not None and second.n_clusters is not None:
-        resolve = (
-            f"about {second.clusters_needed:,} clusters of ~{_cluster_size(second)} tasks would separate the top "
-            f"two (they share {second.n_clusters:,} clusters)"
-        )
+        if second.clusters_needed <= second.n_clusters:
+            resolve = (
+                f"their {second.n_clusters:,} shared clusters are not enough to separate the top two at this level"
+            )
+        else:
+            resolve = (
+                f"about {second.clusters_needed:,} clusters of ~{_cluster_size(second)} tasks would separate the "
+                f"top two (they share {second.n_clusters:,} clusters)"
+            )
+    elif second.tasks_needed is not None and second.n_clusters is None and second.tasks_needed <= second.n_shared:
+        resolve = f"their {second.n_shared:,} shared tasks are not enough to separate the top two at this level"
     elif second.tasks_needed is not None and second.n_clusters is None:
         resolve = (
             f"about {second.tasks_needed:,} shared tasks would separate the top two (they share {second.n_shared:,})"
@@ -196,8 +204,8 @@ def info_line(board: Leaderboard, commit: Commit | None) -> str:
         short = md_code(commit.sha[:7])
         parts.append(f"commit [{short}]({commit.url})" if commit.url else f"commit {short}")
     settings = f"{confidence_label(board.alpha)} CI, {board.b:,} resamples, seed {board.seed}"
-    if board.correction == "holm":
-        settings += ", Holm-corrected pairs"
+    if board.pairs_computed and len(board.rows) > 1:
+        settings += ", family-wise (Holm)" if board.correction == "holm" else ", per-pair claims (no correction)"
     if board.clustering is not None:
         settings += f", clustered by {board.clustering.by} ({board.clustering.count:,} clusters)"
     if board.task_weights == "apply" and board.weights_ignored:
@@ -262,20 +270,26 @@ def _pieces(board: Leaderboard) -> _Pieces:
         return md_code(label[i])
 
     row_head, row_lines = _ranking(board, label)
+    p_head = "p (Holm)" if board.correction == "holm" else "p"
 
     def decision(pair: PairwiseDiff) -> str:
         if pair.significant:
             return f"{CHECK} yes"
         reason = pair.reason or "not significant"
-        if pair.clusters_needed is not None and pair.n_shared:
-            reason += f"; ~{pair.clusters_needed:,} clusters of ~{_cluster_size(pair)} tasks would tell"
-        elif pair.tasks_needed is not None and pair.n_shared and pair.n_clusters is None:
-            reason += f"; ~{pair.tasks_needed:,} tasks would tell"
+        if pair.clusters_needed is not None and pair.n_shared and pair.n_clusters is not None:
+            if pair.clusters_needed <= pair.n_clusters:
+                reason += f"; {pair.n_clusters:,} shared clusters not enough"
+            else:
+                reason += f"; ~{pair.clusters_needed:,} clusters of ~{_cluster_size(pair)} tasks would tell"
+        elif pair.n_shared and pair.n_clusters is None:
+            words = needed_words(pair.tasks_needed, pair.n_shared, short=True)
+            if words:
+                reason += f"; {words}"
         return f"no: {reason}"
 
     leader_head = "\n".join(
         [
-            _row(["Rank", "Model", "Δ (leader − model)", f"{level} CI", "p", "Significant", "Shared"]),
+            _row(["Rank", "Model", "Δ (leader − model)", f"{level} CI", p_head, "Significant", "Shared"]),
             "|:---:|:------|------:|:------:|----:|:------|-----:|",
         ]
     )
@@ -317,7 +331,7 @@ def _pieces(board: Leaderboard) -> _Pieces:
         others = ((i, j) for i in range(2, len(rows) + 1) for j in range(i + 2, len(rows) + 1))
         other_lines = [pair_line(i, j) for i, j in itertools.islice(others, budget)]
     pair_head = [
-        _row(["Ranks", "Higher", "Lower", "Δ mean", f"{level} CI", "p", "Significant"]),
+        _row(["Ranks", "Higher", "Lower", "Δ mean", f"{level} CI", p_head, "Significant"]),
         "|:---:|:------|:------|------:|:------:|----:|:------|",
     ]
     return _Pieces(
@@ -360,14 +374,19 @@ def pairs_note(board: Leaderboard) -> str:
     """The significance rule, and how many pairs were tested at what level."""
     table = board.pairs
     level = f"alpha = {board.alpha:g} per pair"
+    p = "p"
     if board.correction == "holm":
-        level = f"family-wise alpha = {board.alpha:g} (Holm's step-down over all {table.tested:,} pairs)"
+        level = (
+            f"family-wise alpha = {board.alpha:g} (Holm's step-down over the {table.family:,} pairs whose test "
+            f"can reach {board.alpha:g})"
+        )
+        p = "a Holm-adjusted p"
     if board.clustering is not None:
         return (
             f"Pairwise: {table.tested:,} pair{'s' if table.tested != 1 else ''} tested at {level}; "
             f"{int(table.significant.sum()):,} significant. "
             "Significant means the CR2 cluster-robust CI of the mean difference excludes 0 and the cluster "
-            f"sign-flip test (each cluster's summed difference flips sign) gives p <= {board.alpha:g}. "
+            f"sign-flip test (each cluster's summed difference flips sign) gives {p} <= {board.alpha:g}. "
             f"Below {min_tasks(board.alpha)} shared clusters no sign-flip test can reach {board.alpha:g}: "
             "nothing is significant."
         )
@@ -375,8 +394,10 @@ def pairs_note(board: Leaderboard) -> str:
         f"Pairwise: {table.tested:,} pair{'s' if table.tested != 1 else ''} tested at {level}; "
         f"{int(table.significant.sum()):,} significant. "
         "Significant means the paired bootstrap CI of the per-task difference excludes 0 and the exact "
-        f"paired permutation test (sign flips; McNemar for 0/1 scores) gives p <= {board.alpha:g}. "
-        f"Below {min_tasks(board.alpha)} shared tasks no sign-flip test can reach {board.alpha:g}."
+        f"paired permutation test (sign flips; McNemar for 0/1 scores) gives {p} <= {board.alpha:g}. "
+        f"Below {min_tasks(board.alpha)} shared tasks no sign-flip test can reach {board.alpha:g}. "
+        '"Tasks would tell" is a normal-approximation estimate at the level in force for the pair '
+        "(with Holm, alpha / (m − r) once r of the m pairs are separated)."
     )
 
 
@@ -420,6 +441,28 @@ def cluster_notes(board: Leaderboard) -> list[str]:
             line += ": below 2, treating tasks as independent costs little."
         out.append(line)
     return out
+
+
+def scope_line(board: Leaderboard) -> str | None:
+    """Under the leaderboard: how far its claims hold together, and what the suite can resolve."""
+    if not board.pairs_computed or len(board.rows) < 2:
+        return None
+    table = board.pairs
+    if board.correction == "holm":
+        scope = (
+            "Rank ranges, the top group, the verdict, vs next and every pairwise decision hold together: the "
+            f"chance of any false claim in this table is at most {board.alpha:g} (Holm's step-down over "
+            f"{count(table.family, 'pair')})."
+        )
+    else:
+        scope = (
+            f"Per-pair claims (`pairwise-correction: none`): each pair is tested at {board.alpha:g} on its own, so "
+            f'among {count(table.tested, "pair")} some false "significant" is expected; rank ranges and the top '
+            "group are per pair too."
+        )
+    power = board.detectable()
+    level = f" {power.sentence()}" if power is not None else ""
+    return f"<sub>{scope}{level}</sub>"
 
 
 def notes(board: Leaderboard, *, extended: bool) -> list[str]:
@@ -500,6 +543,9 @@ def _assemble(
     parts = list(head)
     open_rows = min(TOP_ROWS, rows)
     parts.append("\n".join([pieces.row_head, *pieces.rows[:open_rows]]))
+    scope = scope_line(board)
+    if scope is not None:
+        parts.append(scope)
     if rows > open_rows:
         parts.append(
             _details(

@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 
 from ..records import PairwiseDiff
 from ..stats.aggregation import RESAMPLES_PER_TAIL, SIGNIFICANT, Leaderboard, min_resamples
+from ..stats.family import METHOD_WORDS, family_resamples
 from ..stats.resampling import EXACT_LIMIT, EXACT_PAIR_LIMIT, FloatArray
 from ..stats.significance import EXACT_MAX_NONZERO, MC_RESAMPLES, METHOD_NAMES, NORMAL_MIN_EFFECTIVE, min_tasks
 
@@ -124,11 +125,16 @@ def report_dict(
             "seed": board.seed,
             "rank_by": board.rank_by,
             "correction": board.correction,
+            "correction_method": METHOD_WORDS[board.correction],
+            "level_in_force": table.level,
             "exact_bootstrap_max_tasks": EXACT_LIMIT,
             "exact_pair_bootstrap_max_shared_tasks": EXACT_PAIR_LIMIT,
             "min_shared_for_significance": min_tasks(board.alpha),
             "exact_test_max_nonzero": EXACT_MAX_NONZERO,
             "monte_carlo_resamples": MC_RESAMPLES,
+            "family_monte_carlo_resamples": family_resamples(table.tested, board.alpha)
+            if board.correction != "none"
+            else MC_RESAMPLES,
             "normal_min_effective_tasks": NORMAL_MIN_EFFECTIVE,
             "cluster_by": board.clustering.by if board.clustering is not None else "none",
             "task_weights": board.task_weights,
@@ -140,6 +146,7 @@ def report_dict(
             "categories": len(board.categories),
             "pairs": len(table),
             "pairs_tested": table.tested,
+            "family": table.family,
             "pairs_significant": int(table.significant.sum()),
             "all_tied_tasks": board.all_tied_tasks,
         },
@@ -150,6 +157,7 @@ def report_dict(
         "design_effect": _design(board),
         "categories": list(board.categories),
         "top_group": list(board.top_group),
+        "detectable": _detectable(board),
         "rows": [
             {
                 "rank": r,
@@ -179,6 +187,13 @@ def report_dict(
     if pairs:
         report["pairs"] = [json.loads(line) for line in _pair_lines(board, 0, len(table))]
     return report
+
+
+def _detectable(board: Leaderboard) -> dict[str, object] | None:
+    d = board.detectable()
+    if d is None:
+        return None
+    return {"n_shared": d.n_shared, "sd": d.sd, "level": d.level, "power": d.power, "difference": d.difference}
 
 
 def _clustering(board: Leaderboard) -> dict[str, object] | None:
@@ -236,8 +251,9 @@ def _reasons(board: Leaderboard, start: int, stop: int) -> list[str]:
     that has it, rather than once per pair of millions. Floats by their bits (NaN is not equal to itself).
     """
     t = board.pairs
-    columns: tuple[NDArray[np.integer[Any]], ...] = (
-        t.reason_code, t.n_shared, t.method, t.p_value.view(np.int64), t.p_adjusted.view(np.int64),
+    # Whether the pair is in the family decides between "Holm-adjusted" and the test's own name.
+    columns: tuple[NDArray[Any], ...] = (
+        t.reason_code, t.n_shared, t.method, t.p_value.view(np.int64), t.p_adjusted.view(np.int64), t.member,
     )  # fmt: skip
     if t.clustered:  # a clustered pair's reason names its shared clusters (issue 15)
         columns = (*columns, t.n_clusters)

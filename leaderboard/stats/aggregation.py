@@ -30,10 +30,24 @@ from .clustering import (
     clustered_wilson,
     cr2,
     design_effect,
-    needed_clusters,
     onehot_of,
     t_interval,
     wilson,
+)
+from .family import (
+    CORRECTIONS as CORRECTIONS,
+)
+from .family import (
+    DEFAULT_CORRECTION,
+    Correction,
+    Detectable,
+    adjust,
+    check_correction,
+    detectable,
+    family_members,
+    refine_monte_carlo,
+    step_levels,
+    tasks_needed_at,
 )
 from .resampling import (
     EXACT_LIMIT,
@@ -46,7 +60,7 @@ from .resampling import (
     resampled_means,
     task_keys,
 )
-from .significance import METHOD_NAMES, holm, min_tasks, sign_flip_test, tasks_needed
+from .significance import METHOD_NAMES, min_tasks, sign_flip_test
 from .weights import TASK_WEIGHTS, TaskWeights, kish, task_weights
 
 RankBy = Literal["mean", "win-rate"]
@@ -115,7 +129,7 @@ class Leaderboard:
     n_tasks: int
     categories: tuple[str, ...]
     weights_ignored: bool
-    correction: Correction = "none"
+    correction: Correction = DEFAULT_CORRECTION
     all_tied_tasks: int = 0
     pairs_computed: bool = True
     category_tasks: Mapping[str, int] = field(default_factory=dict)  # distinct tasks in each category
@@ -142,6 +156,13 @@ class Leaderboard:
     def top_group(self) -> tuple[str, ...]:
         """Every model no other model is significantly ahead of (best rank 1)."""
         return tuple(row.model_id for row in self.rows if row.rank_lo == 1)
+
+    def detectable(self) -> Detectable | None:
+        """The suite's minimum detectable difference at the level in force for a pair not yet separated."""
+        if not self.pairs_computed:
+            return None
+        table = self.pairs
+        return detectable(table.n_shared.astype(np.int64), table.sd, table.level)
 
 
 @dataclass(frozen=True)
@@ -299,6 +320,27 @@ def _task_sets(present: NDArray[np.bool_]) -> dict[bytes, list[int]]:
     return groups
 
 
+def _shared_counts(present: NDArray[np.bool_]) -> NDArray[np.int64]:
+    """(models, models): how many tasks each pair both ran.
+
+    A popcount of the packed task bits, in blocks of rows: a small float matrix product costs
+    little arithmetic but, on a loaded machine, a multithreaded BLAS call can wait tenths of a
+    second for its threads. 0/1 in float32 (the fallback before numpy 2) counts exactly to 2^24.
+    """
+    count_bits = getattr(np, "bitwise_count", None)
+    if count_bits is None:
+        as_float = present.astype(np.float32)
+        return np.asarray(np.rint(as_float @ as_float.T), dtype=np.int64)
+    packed = np.packbits(present, axis=1)
+    m = packed.shape[0]
+    out = np.empty((m, m), dtype=np.int64)
+    rows = max(1, _WEIGHT_ELEMENTS // max(1, m * packed.shape[1]))
+    for start in range(0, m, rows):
+        block = packed[start : start + rows, None, :] & packed[None, :, :]
+        out[start : start + rows] = count_bits(block).sum(axis=2, dtype=np.int64)
+    return out
+
+
 class _Engine:
     """Resamples task sets as resampling.py describes, for one matrix, B and seed."""
 
@@ -311,9 +353,7 @@ class _Engine:
         self.filled = np.where(matrix.present, matrix.scores, 0.0)
         self._sets = list(_task_sets(matrix.present).values())
         self.task_sets = self._sets  # models grouped by the exact set of tasks they have
-        # (models, models): how many tasks each pair both ran. 0/1 in float32 counts exactly to 2^24.
-        present = matrix.present.astype(np.float32)
-        self.shared_counts: NDArray[np.int64] = np.rint(present @ present.T).astype(np.int64)
+        self.shared_counts: NDArray[np.int64] = _shared_counts(matrix.present)
 
     def exact(self, rows: Sequence[int], columns: NDArray[np.intp]) -> FloatArray:
         """Exact bootstrap means of the given models over the given tasks, on one keyed draw."""
@@ -591,9 +631,6 @@ def _all_tied_tasks(matrix: ScoreMatrix) -> int:
     return int(np.count_nonzero(tied & (matrix.present.sum(axis=0) >= 2)))
 
 
-Correction = Literal["none", "holm"]
-CORRECTIONS: tuple[Correction, ...] = ("none", "holm")
-
 # Why a pair is not significant (PairTable.reason); 0 when it is.
 SIGNIFICANT, NO_SHARED, TOO_FEW, CI_INCLUDES_0, TEST_NOT_SIGNIFICANT = range(5)
 
@@ -631,6 +668,9 @@ class PairTable(Sequence[PairwiseDiff]):
         self.method: NDArray[np.int8] = columns["method"]
         self.reason_code: NDArray[np.int8] = columns["reason"]
         self.tasks_needed: NDArray[np.int64] = columns["tasks_needed"]
+        # Spread of each pair's per-task differences, and whether its test is in the family.
+        self.sd: FloatArray = columns["sd"]
+        self.member: NDArray[np.bool_] = columns["member"]
         count = self.a.size
         self.n_clusters: NDArray[np.int32] = columns.get("n_clusters", np.zeros(count, dtype=np.int32))
         self.clusters_needed: NDArray[np.int64] = columns.get("clusters_needed", np.full(count, -1, dtype=np.int64))
@@ -641,8 +681,21 @@ class PairTable(Sequence[PairwiseDiff]):
 
     @property
     def tested(self) -> int:
-        """Pairs with at least one shared task: the family a correction is over."""
+        """Pairs with at least one shared task."""
         return int(np.count_nonzero(self.n_shared > 0))
+
+    @property
+    def family(self) -> int:
+        """The claims the correction is over: pairs whose test can reach alpha (every pair is its own with none)."""
+        return int(np.count_nonzero(self.member)) if self.correction != "none" else 1
+
+    @property
+    def level(self) -> float:
+        """The level a pair not yet separated is held to (family.py: alpha / (m - r) with Holm)."""
+        if self.correction == "none" or not self.member.any():
+            return float(self.alpha)
+        claimed = int(np.count_nonzero(self.member & (self.p_adjusted <= self.alpha)))
+        return float(self.alpha) / max(1, int(np.count_nonzero(self.member)) - claimed)
 
     def __len__(self) -> int:
         return int(self.a.size)
@@ -673,8 +726,9 @@ class PairTable(Sequence[PairwiseDiff]):
             elif code == TOO_FEW:
                 out.append(f"too few shared tasks ({int(self.n_shared[start + k])} < {fewest})")
             else:
-                test = "Holm-adjusted" if self.correction == "holm" else TEST_WORDS[int(self.method[start + k])]
-                if self.clustered and self.correction != "holm":
+                adjusted = self.correction == "holm" and bool(self.member[start + k])
+                test = "Holm-adjusted" if adjusted else TEST_WORDS[int(self.method[start + k])]
+                if self.clustered and not adjusted:
                     test = f"cluster {test}"
                 out.append(f"{test} p = {self.p_adjusted[start + k]:.3g}")
         return out
@@ -791,7 +845,11 @@ def _pair_table(
         "method": np.zeros(n_pairs, dtype=np.int8),
         "n_clusters": np.zeros(n_pairs, dtype=np.int32),
         "clusters_needed": np.full(n_pairs, -1, dtype=np.int64),
+        "nonzero": np.zeros(n_pairs, dtype=np.int64),
+        "cluster_sd": np.full(n_pairs, np.nan),
     }
+    # The family's size is known after the tests; the Monte Carlo refinement needs only a bound on it.
+    tested = int(np.count_nonzero(engine.shared_counts[np.triu_indices(len(order), 1)] > 0))
     scores, present = engine.filled, matrix.present
     clustered = design.cluster is not None
     onehot = design.onehot if clustered else None
@@ -875,14 +933,16 @@ def _pair_table(
             cols["ci_lo"][start:stop], cols["ci_hi"][start:stop] = ci_lo, ci_hi
             cols["n_clusters"][start:stop] = moments.clusters
             tied_moments = replace(moments, variance=cr2(cluster_tied, sizes).variance)
-            needed = needed_clusters(np.where(np.abs(mean_tied) <= TIE_ABS_TOL, 0.0, mean_tied), tied_moments, alpha)
-            ok = np.isfinite(needed) & (mean_tied != 0)
-            cols["clusters_needed"][start:stop] = np.where(
-                ok, np.maximum(np.minimum(np.nan_to_num(needed), 2.0**40), min_tasks(alpha)), -1
-            ).astype(np.int64)
-            p, method = sign_flip_test(cluster_tied, engine.seed)
+            # Clusters needed are sized at the level in force once the family is known (the end of this
+            # function): C* = z^2 V C / d^2 is tasks_needed's n* with V C in the place of s_d^2.
+            cols["cluster_sd"][start:stop] = np.sqrt(tied_moments.variance * tied_moments.clusters)
+            tested_rows = cluster_tied
         else:
-            p, method = sign_flip_test(flipped, engine.seed)
+            tested_rows = flipped
+        p, method = sign_flip_test(tested_rows, engine.seed)
+        if correction != "none":
+            p = refine_monte_carlo(tested_rows, p, method, alpha, tested, engine.seed)
+        cols["nonzero"][start:stop] = np.count_nonzero(tested_rows, axis=1)
         some = n > 0
         cols["mean_diff"][start:stop] = np.where(some, mean_raw, np.nan)
         cols["p_value"][start:stop] = np.where(some, p, np.nan)
@@ -893,10 +953,9 @@ def _pair_table(
     cols["ci_hi"][none] = np.nan
     n_shared, p_value = cols["n_shared"], cols["p_value"]
     some = n_shared > 0
-    adjusted = p_value.copy()
-    if correction == "holm":
-        adjusted[some] = holm(p_value[some])
-    cols["p_adjusted"] = adjusted
+    member = some & family_members(cols.pop("nonzero"), alpha)
+    adjusted = adjust(p_value, member, correction)
+    cols["p_adjusted"], cols["member"] = adjusted, member
     ci_lo, ci_hi = cols["ci_lo"], cols["ci_hi"]
     units = cols["n_clusters"] if clustered else n_shared
     with np.errstate(invalid="ignore"):
@@ -908,15 +967,17 @@ def _pair_table(
         )
     cols["reason"] = reason.astype(np.int8)
     tie_free_mean = np.where(np.abs(cols["mean_diff"]) <= TIE_ABS_TOL, 0.0, cols["mean_diff"])
-    sd = cols.pop("sd")
+    levels = step_levels(adjusted, member, alpha, correction)
     if clustered:
         # Clusters needed, in tasks: that many clusters of the pair's observed mean size.
+        cols["clusters_needed"] = tasks_needed_at(np.nan_to_num(tie_free_mean), cols.pop("cluster_sd"), levels)
         with np.errstate(invalid="ignore", divide="ignore"):
             size = n_shared / np.maximum(cols["n_clusters"], 1)
         needed = cols["clusters_needed"]
         cols["tasks_needed"] = np.where(needed >= 0, np.ceil(needed * size), -1).astype(np.int64)
     else:
-        cols["tasks_needed"] = tasks_needed(np.nan_to_num(tie_free_mean), sd, alpha)
+        cols.pop("cluster_sd")
+        cols["tasks_needed"] = tasks_needed_at(np.nan_to_num(tie_free_mean), cols["sd"], levels)
     return PairTable([matrix.model_ids[m] for m in order], cols, alpha, correction, clustered=clustered)
 
 
@@ -929,6 +990,36 @@ def _rank_ranges(rows: list[LeaderboardRow], table: PairTable) -> list[Leaderboa
     return [replace(row, rank_lo=1 + int(ahead[k]), rank_hi=m - int(behind[k])) for k, row in enumerate(rows)]
 
 
+# The last analysis' matrix, design and resamples, keyed by the identity of every record it read
+# (held, so no id is reused while it is kept), (b, seed) and the design asked for: the
+# specification's aggregate() then pairwise_diffs() on the same list resample the models once.
+# Records are frozen.
+_Prepared = tuple[ScoreMatrix, "_Design", "_Engine", FloatArray | None]
+_last: tuple[tuple[object, ...], list[EvalRun], _Prepared | None] | None = None
+
+
+def _prepared(runs: list[EvalRun], b: int, seed: int, cluster_by: ClusterBy, weights: TaskWeights) -> _Prepared | None:
+    """The score matrix, its design, its engine and the models' resampled means (None with no scored record).
+
+    With clustering the models' intervals are CR2's, not resampled: no resampled means then.
+    """
+    global _last
+    key = (b, seed, cluster_by, weights, *map(id, runs))
+    last = _last
+    if last is not None and last[0] == key:
+        return last[2]
+    # Trials averaged and failed calls dropped first, so everything below resamples tasks (cases).
+    scored = collapse_trials(runs)
+    result: _Prepared | None = None
+    if scored:
+        matrix = score_matrix(scored)
+        design = _design(runs, matrix, cluster_by, weights)
+        engine = _Engine(matrix, b, seed, design.weight)
+        result = (matrix, design, engine, engine.models() if design.cluster is None else None)
+    _last = (key, runs, result)
+    return result
+
+
 def analyse(
     runs: Sequence[EvalRun],
     *,
@@ -937,11 +1028,15 @@ def analyse(
     seed: int = 0,
     rank_by: RankBy = "mean",
     pairs: bool = True,
-    correction: Correction = "none",
+    correction: Correction = DEFAULT_CORRECTION,
     cluster_by: ClusterBy = "none",
     weights: TaskWeights = "ignore",
 ) -> Leaderboard:
     """The whole leaderboard in one pass: ranked rows and (optionally) every pairwise comparison.
+
+    ``correction="holm"`` (the default) makes every decision family-wise (stats/family.py): the
+    chance of any false "significant" among the pairs, and so in the rank ranges and the top
+    group, is at most alpha. ``"none"`` tests each pair at alpha on its own.
 
     ``cluster_by`` ("category" or "cluster") makes every interval and test treat the task's
     cluster as the unit (stats/clustering.py); ``weights="apply"`` applies task weights
@@ -955,18 +1050,13 @@ def analyse(
     check_resamples(b, alpha, name="b")
     if rank_by not in RANK_BY:
         raise ValueError(f"rank_by must be one of {', '.join(RANK_BY)}, got {rank_by!r}")
-    if correction not in CORRECTIONS:
-        raise ValueError(f"correction must be one of {', '.join(CORRECTIONS)}, got {correction!r}")
+    check_correction(correction)
     runs = list(runs)
-    # Trials averaged and failed calls dropped first, so everything below resamples tasks (cases).
-    scored = collapse_trials(runs)
-    if not scored:
+    prepared = _prepared(runs, b, seed, cluster_by, weights)
+    if prepared is None:
         empty = PairTable((), _empty_columns(), alpha, correction)
         return Leaderboard((), empty, alpha, b, seed, rank_by, len(runs), 0, 0, (), False, correction, 0, pairs)
-    matrix = score_matrix(scored)
-    design = _design(runs, matrix, cluster_by, weights)
-    engine = _Engine(matrix, b, seed, design.weight)
-    theta = engine.models() if design.cluster is None else None
+    matrix, design, engine, theta = prepared
     rows, means, df = _rows(matrix, theta, alpha, rank_by, design)
     index = {m: i for i, m in enumerate(matrix.model_ids)}
     order = [index[row.model_id] for row in rows]
@@ -1049,10 +1139,11 @@ def _category_design(matrix: ScoreMatrix) -> DesignEffect | None:
 
 def _empty_columns() -> dict[str, NDArray[Any]]:
     ints = ("a", "b", "n_shared")
-    floats = ("mean_diff", "ci_lo", "ci_hi", "p_value", "p_adjusted")
+    floats = ("mean_diff", "ci_lo", "ci_hi", "p_value", "p_adjusted", "sd")
     return {
         **{k: np.zeros(0, dtype=np.int32) for k in ints},
         "tasks_needed": np.zeros(0, dtype=np.int64),
+        "member": np.zeros(0, dtype=bool),
         **{k: np.zeros(0) for k in floats},
         "method": np.zeros(0, dtype=np.int8),
         "reason": np.zeros(0, dtype=np.int8),

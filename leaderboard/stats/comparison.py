@@ -13,6 +13,12 @@ with the leaderboard's own rule for a pair (``statistics._pair_table``):
   ``min_tasks(alpha)`` shared tasks; then it is ``improved`` or, downwards, ``regressed``,
   unless the CI's upper end is not below ``-tolerance``: ``within tolerance``.
 
+With the default correction (``holm``), and whenever the gate is on (``fail_on_regression``),
+the models compared are families (stats/family.py): a drop is tested one-sided, Holm-adjusted
+over the models compared, so the gate fails falsely at most alpha of the time however many
+models there are; a rise the same way, as a family of its own. ``correction="none"`` without
+the gate keeps the per-model, two-sided view.
+
 Everything is a function of the two sets of records, not of their order.
 """
 
@@ -29,18 +35,29 @@ from numpy.typing import NDArray
 from ..records import EvalRun
 from ..trials import collapse_trials
 from .aggregation import (
-    CORRECTIONS,
     TEST_WORDS,
     TIE_ABS_TOL,
-    Correction,
     ScoreMatrix,
     check_resamples,
     score_matrix,
     tie_tolerance,
 )
-from .clustering import CLUSTER_BY, ClusterBy, Grouping, cluster_of, cr2, needed_clusters, onehot_of, t_interval
+from .clustering import CLUSTER_BY, ClusterBy, Grouping, cluster_of, cr2, onehot_of, t_interval
+from .family import (
+    CORRECTIONS,
+    DEFAULT_CORRECTION,
+    Correction,
+    Detectable,
+    adjust,
+    detectable,
+    family_members,
+    one_sided,
+    refine_monte_carlo,
+    step_levels,
+    tasks_needed_at,
+)
 from .resampling import FloatArray, encode_ids, keyed_rng, percentile_interval, resampled_means
-from .significance import METHOD_NAMES, holm, min_tasks, sign_flip_test, tasks_needed
+from .significance import METHOD_NAMES, min_tasks, sign_flip_test
 from .weights import TASK_WEIGHTS, TaskWeights, task_weights
 
 Verdict = Literal["regressed", "within tolerance", "improved", "no detectable change", "unchanged"]
@@ -65,9 +82,10 @@ class ModelChange:
 
     ``base_mean``/``pr_mean`` are over the shared tasks (their difference is ``delta``);
     ``base_mean_all``/``pr_mean_all`` over each side's own tasks (``base_tasks``/``pr_tasks``).
-    ``test`` says how p was computed (``significance.METHOD_NAMES``), ``p_value`` is its p,
-    ``p_adjusted`` the one compared with alpha (Holm-adjusted over the models compared when
-    the comparison's ``correction`` is "holm"). ``reason`` says why no change was detected
+    ``test`` says how p was computed (``significance.METHOD_NAMES``, "one-sided ..." when the
+    comparison is family-wise: then p is for a change in the direction of ``delta``), ``p_value``
+    is its p, ``p_adjusted`` the one compared with alpha (Holm-adjusted over the models compared
+    when the comparison is family-wise). ``reason`` says why no change was detected
     (None when one was); ``tasks_needed`` is about how many shared tasks would detect a
     change the size of ``delta`` (None when it is 0).
     With no shared task, ``delta``, the means over shared tasks, the CI and p are NaN.
@@ -116,10 +134,20 @@ class Comparison:
     b: int
     seed: int
     tolerance: float
-    correction: Correction = "none"
+    correction: Correction = DEFAULT_CORRECTION
+    # The regression family: models whose one-sided test can reach alpha (1 when per model), and
+    # the level a model not flagged is held to; the suite's minimum detectable drop at that level.
+    family: int = 1
+    level: float = 0.05
+    detectable: Detectable | None = None
     cluster_by: ClusterBy = "none"  # issue 15: the test flips clusters, the CI is CR2's
     clusters: int = 0
     task_weights: TaskWeights = "ignore"
+
+    @property
+    def one_sided(self) -> bool:
+        """Drops and rises tested one-sided, each a family Holm-adjusted over the models compared."""
+        return self.correction != "none"
 
     def having(self, verdict: Verdict) -> tuple[ModelChange, ...]:
         return tuple(m for m in self.models if m.verdict == verdict)
@@ -183,21 +211,25 @@ def compare(
     alpha: float,
     seed: int,
     tolerance: float = 0.0,
-    correction: Correction = "none",
+    correction: Correction = DEFAULT_CORRECTION,
+    fail_on_regression: bool = False,
     cluster_by: ClusterBy = "none",
     weights: TaskWeights = "ignore",
 ) -> Comparison:
     """Compare each model of ``runs`` with the same model in ``baseline_runs`` (matched by model_id).
 
-    ``correction="holm"`` tests the models compared as one family (Holm's step-down over every
-    model with a shared task), as ``pairwise-correction: holm`` does for the pairs. Both sides
-    are validated like the leaderboard's input (``InvalidEvalRuns``).
+    ``correction="holm"`` (the default) or ``fail_on_regression`` (the gate is on: its pass/fail is
+    a claim about every model at once) makes drops and rises one-sided families, Holm-adjusted over
+    the models compared (the module docstring). Both sides are validated like the leaderboard's
+    input (``InvalidEvalRuns``).
     """
     _check(b, alpha, tolerance, correction)
     if cluster_by not in CLUSTER_BY:
         raise ValueError(f"cluster_by must be one of {', '.join(CLUSTER_BY)}, got {cluster_by!r}")
     if weights not in TASK_WEIGHTS:
         raise ValueError(f"weights must be one of {', '.join(TASK_WEIGHTS)}, got {weights!r}")
+    if fail_on_regression:
+        correction = "holm"
     base, pr = _side(list(baseline_runs)), _side(list(runs))
     base_models = set(base.model_ids) if base else set()
     pr_models = set(pr.model_ids) if pr else set()
@@ -265,31 +297,50 @@ def compare(
     p, method = np.ones(count), np.zeros(count, dtype=np.int8)
     flipped = diffs * tw_row
     clusters_shared = np.zeros(count, dtype=np.int64)
-    needed_c = np.full(count, np.nan)
+    cluster_sd = np.full(count, np.nan)
+    # What each model's test flips: its per-task (weighted) differences, or their sums per cluster.
+    tested_rows = flipped
     if onehot is not None:
         sizes = onehot.sums(np.where(shared, tw_row, 0.0))
         moments = cr2(onehot.sums(np.where(shared, raw, 0.0) * tw_row), sizes)
         lo, hi = t_interval(moments, alpha)
         clusters_shared = moments.clusters
-        spread = cr2(onehot.sums(flipped), sizes)
-        needed_c = needed_clusters(np.where(unchanged, 0.0, np.nan_to_num(delta)), spread, alpha)
-        p, method = sign_flip_test(onehot.sums(flipped), seed)
+        tested_rows = onehot.sums(flipped)
+        spread = cr2(tested_rows, sizes)
+        # C* = z^2 V C / d^2: tasks_needed's n* with V C in the place of s_d^2 (sized below, at the level in force).
+        cluster_sd = np.sqrt(spread.variance * spread.clusters)
+        p, method = sign_flip_test(tested_rows, seed)
     else:
         step = max(1, _TEST_CHUNK_ELEMENTS // max(1, len(tasks)))
         for start in range(0, count, step):
             p[start : start + step], method[start : start + step] = sign_flip_test(flipped[start : start + step], seed)
 
-    adjusted = p.copy()
-    if correction == "holm":
-        adjusted[n > 0] = holm(p[n > 0])
     tie_free = np.where(unchanged | (np.abs(delta) <= TIE_ABS_TOL), 0.0, delta)
-    needed = tasks_needed(np.nan_to_num(tie_free), sd, alpha)
+    member = (n > 0) & family_members(np.count_nonzero(tested_rows, axis=1), 2.0 * alpha)  # one-sided: 1 / 2^k <= alpha
+    level = float(alpha)
+    if correction == "none":
+        adjusted = p.copy()
+        levels = np.full(count, float(alpha))
+    else:
+        p = refine_monte_carlo(tested_rows, p, method, 2.0 * alpha, int(member.sum()), seed)
+        drop, rise = one_sided(tested_rows, p, -1), one_sided(tested_rows, p, +1)
+        drop_adjusted, rise_adjusted = adjust(drop, member, "holm"), adjust(rise, member, "holm")
+        down = tie_free < 0
+        p = np.where(down, drop, rise)
+        adjusted = np.where(down, drop_adjusted, rise_adjusted)
+        levels = np.where(
+            down,
+            step_levels(drop_adjusted, member, alpha, "holm"),
+            step_levels(rise_adjusted, member, alpha, "holm"),
+        )
+        level = float(alpha) / max(1, int(member.sum()) - int(np.count_nonzero(member & (drop_adjusted <= alpha))))
+    two_sided = correction == "none"
+    needed = tasks_needed_at(np.nan_to_num(tie_free), sd, levels, two_sided=two_sided)
     if onehot is not None:
         # Clusters needed, as tasks: that many clusters of the observed mean size.
-        ok = np.isfinite(needed_c) & (tie_free != 0)
         per = n / np.maximum(clusters_shared, 1)
-        clusters_needed = np.maximum(np.minimum(np.nan_to_num(needed_c), 2.0**40), min_tasks(alpha))
-        needed = np.where(ok, np.ceil(clusters_needed * per), -1).astype(np.int64)
+        clusters_needed = tasks_needed_at(np.nan_to_num(tie_free), cluster_sd, levels, two_sided=two_sided)
+        needed = np.where(clusters_needed >= 0, np.ceil(clusters_needed * per), -1).astype(np.int64)
     fewest = min_tasks(alpha)
     categories = pr.categories if pr else ()
 
@@ -297,7 +348,7 @@ def compare(
     for k, model in enumerate(models):
         shared_k = int(n[k])
         d, ci_lo, ci_hi, p_k, adj_k = float(delta[k]), float(lo[k]), float(hi[k]), float(p[k]), float(adjusted[k])
-        test = METHOD_NAMES[int(method[k])]
+        test = METHOD_NAMES[int(method[k])] if two_sided else f"one-sided {METHOD_NAMES[int(method[k])]}"
         verdict: Verdict = "no detectable change"
         reason: str | None
         if shared_k == 0:
@@ -311,10 +362,12 @@ def compare(
             )
         elif shared_k < fewest:
             reason = f"too few shared tasks ({shared_k} < {fewest})"
-        elif not (ci_lo > TIE_ABS_TOL or ci_hi < -TIE_ABS_TOL):
+        elif not (ci_lo > TIE_ABS_TOL if tie_free[k] > 0 else ci_hi < -TIE_ABS_TOL):
+            # The interval must exclude 0 on the side the mean (and a one-sided p) points to.
             reason = "CI includes 0"
         elif not adj_k <= alpha:
-            reason = f"{'Holm-adjusted' if correction == 'holm' else TEST_WORDS[int(method[k])]} p = {adj_k:.3g}"
+            words = TEST_WORDS[int(method[k])] if two_sided else f"one-sided {TEST_WORDS[int(method[k])]}"
+            reason = f"{'Holm-adjusted one-sided' if member[k] and not two_sided else words} p = {adj_k:.3g}"
         elif ci_lo > TIE_ABS_TOL:
             verdict, reason = "improved", None
         else:
@@ -363,4 +416,7 @@ def compare(
         cluster_by=cluster_by,
         clusters=0 if onehot is None else onehot.count,
         task_weights=weights,
+        family=int(member.sum()) if not two_sided else 1,
+        level=level,
+        detectable=detectable(n, sd, level, two_sided=two_sided),
     )
