@@ -427,3 +427,24 @@ def test_swebench_repositories_show_a_design_effect_and_cluster_honestly() -> No
     half = [(r.mean_ci_hi - r.mean_ci_lo) / 2 for r in clustered.rows]
     assert min(half) >= 0.07 and max(half) <= 0.14  # against about 0.04 with tasks independent
     assert int(clustered.pairs.significant.sum()) < int(plain.pairs.significant.sum())
+
+
+def test_clustered_detectable_difference_counts_clusters_and_their_spread() -> None:
+    rng = np.random.default_rng(21)
+    g = np.repeat(np.arange(30), 8)
+    effect = rng.normal(0, 0.15, (3, 30))[:, g]
+    scores = np.clip(0.5 + effect + rng.normal(0, 0.1, (3, g.size)), 0, 1)
+    runs = [r for m in range(3) for r in clustered_runs(f"m{m}", scores[m], g)]
+    board = analyse(runs, b=400, cluster_by="cluster")
+    d = board.detectable()
+    assert d is not None and d.unit == "cluster" and d.n_shared == 30
+    assert np.isclose(d.sd, np.median(board.pairs.cluster_sd))
+    assert "With 30 shared clusters this suite detects a difference of about ±" in render_report(board)
+
+
+def test_swebench_by_repository_claims_no_normal_approximation_detectable_difference() -> None:
+    # 12 clusters, effective df about 3: pairs 0.3 apart stay unresolved, so "detects ±0.08" would be false.
+    board = analyse(load_runs([str(realdata("swebench_verified.jsonl"))]), b=400, cluster_by="category")
+    text = render_report(board)
+    assert "this suite detects a difference of about" not in text
+    assert "With 12 shared clusters and effective df as low as 3.33, no normal-approximation figure" in text

@@ -57,6 +57,7 @@ PAIRS_SHOWN = 1000  # in a document without a size limit; the JSON report has ev
 TOP_GROUP_NAMED = 5
 FEW_CATEGORY_TASKS = 5
 CATEGORY_MODELS = 3
+FEW_DF = 10  # effective degrees of freedom below which clustering warns (ClusterSummary.warns)
 TITLE_WIDTH = 200
 CELL_WIDTH = 300
 CHECK, TIED = "✓", "≈"
@@ -418,8 +419,8 @@ def cluster_notes(board: Leaderboard) -> list[str]:
             why = []
             if c.largest_share > 0.25:
                 why.append(f"the largest cluster holds {c.largest_share:.0%} of the tasks")
-            if not c.min_df >= 10:
-                why.append(f"the effective degrees of freedom are {df} (< 10)")
+            if not c.min_df >= FEW_DF:
+                why.append(f"the effective degrees of freedom are {df} (< {FEW_DF})")
             out.append(
                 f"⚠ Few effective clusters: {' and '.join(why)}; intervals are wide and few differences can be "
                 "significant — that is the suite's resolution, not noise in the numbers."
@@ -462,6 +463,15 @@ def scope_line(board: Leaderboard) -> str | None:
         )
     power = board.detectable()
     level = f" {power.sentence()}" if power is not None else ""
+    c = board.clustering
+    if power is not None and c is not None and not c.min_df >= FEW_DF:
+        # The figure is a normal approximation; at a handful of effective df the t quantiles the
+        # intervals and tests use are far wider, and pairs much further apart stay unresolved.
+        level = (
+            f" With {count(power.n_shared, 'shared cluster')} and effective df as low as {c.min_df:.3g}, no "
+            "normal-approximation figure of the difference this suite detects holds (see ⚠ Few effective "
+            "clusters below)."
+        )
     return f"<sub>{scope}{level}</sub>"
 
 
