@@ -19,7 +19,7 @@ from leaderboard.report.document import (
     full_markdown,
     verdict,
 )
-from leaderboard.report.formatting import decimals_for, difference, interval, labels, shorten, tasks_cell
+from leaderboard.report.formatting import decimals_for, difference, interval, labels, p_value, shorten, tasks_cell
 
 
 def gfm(markdown: str) -> str:
@@ -243,3 +243,13 @@ def test_a_leader_behind_the_second_on_their_shared_tasks_is_not_said_to_lead_by
     text = verdict(analyse(runs))
     assert "leads" not in text and "`A` is behind `B` on the tasks both ran: −0.100" in text
     assert "they share 3" in text or "too few shared tasks" in text
+
+
+@pytest.mark.parametrize(
+    ("p", "alpha", "shown"),
+    [(0.0504, 0.05, "0.0504"), (0.05004, 0.05, "0.05004"), (0.05, 0.05, "0.05"), (0.0496, 0.05, "0.05"),
+     (0.01159, 0.0116, "0.0116"), (0.3, 0.05, "0.3")],
+)  # fmt: skip
+def test_a_p_value_never_prints_on_the_other_side_of_alpha(p: float, alpha: float, shown: str) -> None:
+    assert p_value(p, alpha) == shown
+    assert (float(shown) <= alpha) == (p <= alpha)

@@ -311,7 +311,7 @@ def _pieces(board: Leaderboard) -> _Pieces:
                         model(rows[j - 1].model_id),
                         shown,
                         ci,
-                        p_value(pair.p_adjusted),
+                        p_value(pair.p_adjusted, board.alpha),
                         decision(pair),
                         str(pair.n_shared),
                     ]
@@ -324,7 +324,8 @@ def _pieces(board: Leaderboard) -> _Pieces:
             d, lo, hi = _oriented(pair, rows[i - 1].model_id)
             shown, ci, ext = difference(d, lo, hi, pair.significant)
             extended |= ext
-            cells = [model(rows[i - 1].model_id), model(rows[j - 1].model_id), shown, ci, p_value(pair.p_adjusted)]
+            higher, lower = model(rows[i - 1].model_id), model(rows[j - 1].model_id)
+            cells = [higher, lower, shown, ci, p_value(pair.p_adjusted, board.alpha)]
             return _row([f"{i} v {j}", *cells, decision(pair)])
 
         neighbour_lines = [pair_line(i, i + 1) for i in range(2, len(rows))]
