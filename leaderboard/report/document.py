@@ -366,7 +366,13 @@ def _categories(board: Leaderboard, label: dict[str, str]) -> str:
         tasks = f"{n} ⚠" if n < FEW_CATEGORY_TASKS else str(n)
         scored = [r for r in board.rows if c in r.categories]
         best = max(scored, key=lambda r: round(r.categories[c], 9), default=None)
-        best_cell = f"{md_code(label[best.model_id])} {number(best.categories[c])}" if best else DASH
+        best_cell = DASH
+        if best is not None:
+            top_mean = round(best.categories[c], 9)
+            # Naming one of several equal bests alone would say it beat the others.
+            tied = sum(1 for r in scored if round(r.categories[c], 9) == top_mean) - 1
+            best_cell = f"{md_code(label[best.model_id])} {number(best.categories[c])}"
+            best_cell += f" (tied with {tied} more)" if tied else ""
         cells = [number(r.categories[c]) if c in r.categories else DASH for r in top]
         lines.append(_row([md_code(c), tasks, best_cell, *cells]))
     return "\n".join(lines)
