@@ -103,7 +103,7 @@ def test_swe_bench_says_the_top_two_are_tied_naming_both_in_full() -> None:
 def test_the_top_ten_rows_are_open_and_the_rest_in_details() -> None:
     board = analyse(suite([0.01 * k for k in range(14)]))
     body = full_markdown(board, title="t")
-    open_part, details = body.split("<details><summary>Ranks 11–14</summary>", 1)
+    open_part, details = body.split("<details><summary>Rows 11–14</summary>", 1)
     assert open_part.count("\n| ") == 1 + 10 and details.split("</details>")[0].count("\n| ") == 1 + 4
 
 

@@ -566,7 +566,8 @@ def _assemble(
     if rows > open_rows:
         parts.append(
             _details(
-                f"Ranks {open_rows + 1}–{rows}" + (f" of {n}" if rows < n else ""),
+                # Rows, not ranks: a row's rank is a range (row 11 may rank 8–11).
+                f"Rows {open_rows + 1}–{rows}" + (f" of {n}" if rows < n else ""),
                 "\n".join([pieces.row_head, *pieces.rows[open_rows:rows]]),
             )
         )
@@ -590,7 +591,7 @@ def _assemble(
         parts.append(_details(f"Categories ({len(board.categories)})", pieces.categories))
     missing = []
     if rows < n:
-        missing.append(f"{n - rows} more models (ranks {rows + 1}–{n})")
+        missing.append(f"{n - rows} more models (rows {rows + 1}–{n})")
     left_pairs = len(board.pairs) - leader - neighbours - others
     if board.pairs_computed and left_pairs > 0:
         missing.append(f"{left_pairs:,} of the {len(board.pairs):,} pairs")
