@@ -470,15 +470,8 @@ def scope_line(board: Leaderboard) -> str | None:
         )
     power = board.detectable()
     level = f" {power.sentence()}" if power is not None else ""
-    c = board.clustering
-    if power is not None and c is not None and not c.min_df >= FEW_DF:
-        # The figure is a normal approximation; at a handful of effective df the t quantiles the
-        # intervals and tests use are far wider, and pairs much further apart stay unresolved.
-        level = (
-            f" With {count(power.n_shared, 'shared cluster')} and effective df as low as {c.min_df:.3g}, no "
-            "normal-approximation figure of the difference this suite detects holds (see ⚠ Few effective "
-            "clusters below)."
-        )
+    if power is not None and power.unit == "cluster" and not power.df >= FEW_DF:
+        level = level.removesuffix(".") + " (see ⚠ Few effective clusters below)."
     return f"<sub>{scope}{level}</sub>"
 
 

@@ -163,7 +163,9 @@ class Leaderboard:
             return None
         table = self.pairs
         if table.clustered:
-            return detectable(table.n_clusters.astype(np.int64), table.cluster_sd, table.level, unit="cluster")
+            d = detectable(table.n_clusters.astype(np.int64), table.cluster_sd, table.level, unit="cluster")
+            fewest_df = self.clustering.min_df if self.clustering is not None else math.inf
+            return replace(d, df=fewest_df) if d is not None else None
         return detectable(table.n_shared.astype(np.int64), table.sd, table.level)
 
 

@@ -69,6 +69,8 @@ METHOD_WORDS = {"holm": "Holm's step-down", "none": "none (each pair at alpha)"}
 POWER = 0.8
 # A spread at or below the tie tolerance (aggregation.TIE_ABS_TOL) is rounding noise of equal scores.
 NO_SPREAD = 1e-12
+# Effective degrees of freedom below which clustered figures and intervals are flagged as unreliable.
+FEW_DF = 10.0
 # Patterns held at once by the second Monte Carlo draw (~32 MiB of float64 sign patterns).
 _PATTERN_ELEMENTS = 1 << 22
 # The most patterns the second draw takes: a floor of 1e-6, alpha / m at 50,000 pairs at 0.05.
@@ -214,8 +216,17 @@ class Detectable:
     # "task", or "cluster" with clustering on: n_shared counts clusters and sd is the cluster-robust
     # spread (sqrt(V C)), so the figure agrees with the clustered decisions beside it.
     unit: str = "task"
+    # The smallest Bell-McCaffrey df among the clustered pairs counted (inf unclustered or unknown).
+    df: float = math.inf
 
     def sentence(self, what: str = "difference") -> str:
+        if self.unit == "cluster" and not self.df >= FEW_DF:
+            # The figure is a normal approximation; at a handful of effective df the t quantiles of the
+            # intervals and the few sign patterns of the test leave much larger differences unresolved.
+            return (
+                f"With {self.n_shared:,} shared clusters and effective df as low as {self.df:.3g}, no "
+                f"normal-approximation figure of the {what} this suite detects holds."
+            )
         sides = "" if self.two_sided else " one-sided"
         spread = (
             f"paired, from the median spread {self.sd:.3g} of per-task differences"
@@ -229,7 +240,13 @@ class Detectable:
 
 
 def detectable(
-    n_shared: IntArray, sd: FloatArray, level: float, *, two_sided: bool = True, unit: str = "task"
+    n_shared: IntArray,
+    sd: FloatArray,
+    level: float,
+    *,
+    two_sided: bool = True,
+    unit: str = "task",
+    df: FloatArray | None = None,
 ) -> Detectable | None:
     """The suite's minimum detectable difference at ``level``: the median pair's n and spread.
 
@@ -244,7 +261,10 @@ def detectable(
     n = int(np.median(n_shared[ok]))
     spread = float(np.median(sd[ok]))
     difference = _z(level, two_sided) * spread / math.sqrt(n)
-    return Detectable(n_shared=n, sd=spread, level=float(level), two_sided=two_sided, difference=difference, unit=unit)
+    fewest_df = float(np.min(df[ok])) if df is not None and np.isfinite(df[ok]).any() else math.inf
+    return Detectable(
+        n_shared=n, sd=spread, level=float(level), two_sided=two_sided, difference=difference, unit=unit, df=fewest_df
+    )
 
 
 def needed_words(needed: int | None, n_shared: int, what: str = "tell", *, short: bool = False) -> str | None:
