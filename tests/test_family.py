@@ -277,3 +277,13 @@ def test_no_detectable_change_is_claimed_when_nothing_moved() -> None:
     result = compare(records(scores), records(scores + 1e-17), b=400, alpha=0.05, seed=0)
     assert result.detectable is None
     assert "this suite detects" not in comparison_markdown(result, "")
+
+
+def test_per_pair_claims_do_not_describe_holm_in_the_pairwise_note() -> None:
+    rng = np.random.default_rng(13)
+    runs = records(np.clip(rng.normal(0.5, 0.2, (4, 60)), 0, 1))
+    per_pair = render_report(analyse(runs, correction="none"))
+    note = next(line for line in per_pair.splitlines() if line.startswith("- Pairwise:"))
+    assert "Holm" not in note and "at the level in force for the pair (0.05: each pair on its own)." in note
+    holm = render_report(analyse(runs))
+    assert "(with Holm, alpha / (m − r) once r of the m pairs are separated)." in holm

@@ -405,7 +405,11 @@ def pairs_note(board: Leaderboard) -> str:
         f"paired permutation test (sign flips; McNemar for 0/1 scores) gives {p} <= {board.alpha:g}. "
         f"Below {min_tasks(board.alpha)} shared tasks no sign-flip test can reach {board.alpha:g}. "
         '"Tasks would tell" is a normal-approximation estimate at the level in force for the pair '
-        "(with Holm, alpha / (m − r) once r of the m pairs are separated)."
+        + (
+            "(with Holm, alpha / (m − r) once r of the m pairs are separated)."
+            if board.correction == "holm"
+            else f"({board.alpha:g}: each pair on its own)."
+        )
     )
 
 
