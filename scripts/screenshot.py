@@ -13,6 +13,7 @@ space below the comment is cropped when Pillow is installed.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -64,11 +65,31 @@ a { color: #0969da; text-decoration: none; }
 details { margin-bottom: 16px; }
 summary { cursor: pointer; font-weight: 600; }
 .markdown-alert { border-left: .25em solid #0969da; padding: .5rem 1rem; margin-bottom: 16px; }
+.markdown-alert p { margin: 0; }
+.markdown-alert-title { font-weight: 500; margin-bottom: 4px !important; }
+.markdown-alert-note { border-left-color: #0969da; }
+.markdown-alert-note .markdown-alert-title { color: #0969da; }
+.markdown-alert-warning { border-left-color: #9a6700; }
+.markdown-alert-warning .markdown-alert-title { color: #9a6700; }
+.markdown-alert-caution { border-left-color: #cf222e; }
+.markdown-alert-caution .markdown-alert-title { color: #cf222e; }
 """
+# GitHub renders "> [!NOTE]" blockquotes as alerts; cmark-gfm leaves the marker as text.
+ALERT = re.compile(r"<blockquote>\n<p>\[!(NOTE|TIP|IMPORTANT|WARNING|CAUTION)\]\n(.*?)</blockquote>", re.S)
+
+
+def alerts(html: str) -> str:
+    return ALERT.sub(
+        lambda m: (
+            f"<div class='markdown-alert markdown-alert-{m[1].lower()}'>"
+            f"<p class='markdown-alert-title'>{m[1].title()}</p><p>{m[2]}</div>"
+        ),
+        html,
+    )
 
 
 def shoot(body: str, name: str, *, expanded: bool = False, height: int = 4000) -> Path:
-    html = cmarkgfm.github_flavored_markdown_to_html(body, options=Options.CMARK_OPT_UNSAFE)
+    html = alerts(cmarkgfm.github_flavored_markdown_to_html(body, options=Options.CMARK_OPT_UNSAFE))
     if expanded:
         html = html.replace("<details>", "<details open>")
     page = (
@@ -232,7 +253,7 @@ def main() -> None:
         shoot(body_for(swebench, "SWE-bench Verified"), "comment-swebench.png", height=1600)
         flips = with_task_changes(swebench)
         shoot(flips, "comment-task-changes.png", height=2600)
-        shoot(flips, "comment-task-changes-expanded.png", expanded=True, height=5200)
+        shoot(flips, "comment-task-changes-expanded.png", expanded=True, height=16000)
     shoot(with_baseline(), "comment-baseline.png", height=2200)
     shoot(with_composite(), "comment-composite.png", height=2200)
     board = analyse(synthetic(60, 200))

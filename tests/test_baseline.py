@@ -702,3 +702,17 @@ def test_an_unexpected_failure_in_the_lookup_is_no_baseline_not_a_failed_step(
     outcome = lookup(fake_github)
     assert isinstance(outcome, NoBaseline)
     assert outcome.reason == "looking up the baseline failed unexpectedly (KeyError)"
+
+
+def test_the_baseline_line_counts_its_records_with_thousands_separators() -> None:
+    from leaderboard import EvalRun
+    from leaderboard.action.baseline import describe, describe_markdown
+
+    runs = tuple(EvalRun("m", f"t{k}", "acc", 1.0) for k in range(6000))
+    origin = Baseline(
+        runs=runs, origin="artifact", branch="main", sha="9f8e7d6c5b4a39281706f5e4d3c2b1a098765432",
+        sha_url=None, run_id=118, run_url=None, created_at=datetime(2026, 11, 29, tzinfo=UTC),
+        is_merge_base=True, age_days=1.0, artifact="eval-results",
+    )  # fmt: skip
+    assert "eval-results`, 6,000 records)." in describe_markdown(origin)
+    assert "'eval-results', 6,000 records)." in describe(origin)

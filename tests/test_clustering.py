@@ -427,3 +427,55 @@ def test_swebench_repositories_show_a_design_effect_and_cluster_honestly() -> No
     half = [(r.mean_ci_hi - r.mean_ci_lo) / 2 for r in clustered.rows]
     assert min(half) >= 0.07 and max(half) <= 0.14  # against about 0.04 with tasks independent
     assert int(clustered.pairs.significant.sum()) < int(plain.pairs.significant.sum())
+
+
+def test_clustered_detectable_difference_counts_clusters_and_their_spread() -> None:
+    rng = np.random.default_rng(21)
+    g = np.repeat(np.arange(30), 8)
+    effect = rng.normal(0, 0.15, (3, 30))[:, g]
+    scores = np.clip(0.5 + effect + rng.normal(0, 0.1, (3, g.size)), 0, 1)
+    runs = [r for m in range(3) for r in clustered_runs(f"m{m}", scores[m], g)]
+    board = analyse(runs, b=400, cluster_by="cluster")
+    d = board.detectable()
+    assert d is not None and d.unit == "cluster" and d.n_shared == 30
+    assert np.isclose(d.sd, np.median(board.pairs.cluster_sd))
+    assert "With 30 shared clusters this suite detects a difference of about ±" in render_report(board)
+
+
+def test_swebench_by_repository_claims_no_normal_approximation_detectable_difference() -> None:
+    # 12 clusters, effective df about 3: pairs 0.3 apart stay unresolved, so "detects ±0.08" would be false.
+    board = analyse(load_runs([str(realdata("swebench_verified.jsonl"))]), b=400, cluster_by="category")
+    text = render_report(board)
+    assert "this suite detects a difference of about" not in text
+    assert "With 12 shared clusters and effective df as low as 3.33, no normal-approximation figure" in text
+
+
+def _swe_shaped_comparison(seed: int) -> tuple[list[EvalRun], list[EvalRun]]:
+    """Three 0/1 models on SWE-bench's repository sizes (effective df about 3), two of them moved."""
+    rng = np.random.default_rng(seed)
+    g = np.repeat(np.arange(len(SWE_SIZES)), SWE_SIZES)
+    base = (rng.random((3, g.size)) < 0.6).astype(float)
+    pr = base.copy()
+    for m in (0, 1):
+        flip = rng.choice(g.size, 40, replace=False)
+        pr[m, flip] = 1.0 - pr[m, flip]
+    return (
+        [r for m in range(3) for r in clustered_runs(f"m{m}", base[m], g)],
+        [r for m in range(3) for r in clustered_runs(f"m{m}", pr[m], g)],
+    )
+
+
+def test_a_clustered_comparison_at_few_effective_df_gives_no_detectable_figure() -> None:
+    base, pr = _swe_shaped_comparison(31)
+    comparison = compare(base, pr, b=400, alpha=0.05, seed=0, cluster_by="cluster")
+    d = comparison.detectable
+    assert d is not None and d.unit == "cluster" and d.df < 10
+    text = rule_text(comparison)
+    assert "no normal-approximation figure of the change this suite detects holds" in text
+    assert "this suite detects a change of about" not in text
+
+
+def test_the_clustered_comparison_marks_its_extended_intervals_as_cluster_robust() -> None:
+    base, pr = _swe_shaped_comparison(31)
+    text = rule_text(compare(base, pr, b=400, alpha=0.05, seed=0, cluster_by="cluster"), extended=True)
+    assert "†: the cluster-robust CI excludes 0" in text and "bootstrap" not in text

@@ -23,6 +23,7 @@ from leaderboard.report.comparison import (
     comparison_dict,
     comparison_markdown,
     headline,
+    rule_text,
     shown_interval,
     utf16_length,
 )
@@ -458,3 +459,12 @@ def test_the_extended_mark_is_explained_only_when_shown() -> None:
     text = comparison_markdown(cmp(base, pr, correction="none"), "")
     assert "]† |" in text and "†: the bootstrap CI excludes 0 but the test does not confirm it" in text
     assert "†" not in comparison_markdown(cmp(base, base), "")
+
+
+def test_a_family_of_one_model_is_named_in_the_singular() -> None:
+    rng = np.random.default_rng(5)
+    scores = {f"m{k}": list(rng.uniform(0.2, 0.8, 30)) for k in range(3)}
+    base = suite(scores)
+    result = cmp(base, shifted(base, "m0", -0.1, noise=0.02))
+    assert result.family == 1
+    assert "Holm's step-down over the 1 model that can reach it" in rule_text(result)

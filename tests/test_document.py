@@ -19,7 +19,7 @@ from leaderboard.report.document import (
     full_markdown,
     verdict,
 )
-from leaderboard.report.formatting import decimals_for, difference, interval, labels, shorten, tasks_cell
+from leaderboard.report.formatting import decimals_for, difference, interval, labels, p_value, shorten, tasks_cell
 
 
 def gfm(markdown: str) -> str:
@@ -103,7 +103,7 @@ def test_swe_bench_says_the_top_two_are_tied_naming_both_in_full() -> None:
 def test_the_top_ten_rows_are_open_and_the_rest_in_details() -> None:
     board = analyse(suite([0.01 * k for k in range(14)]))
     body = full_markdown(board, title="t")
-    open_part, details = body.split("<details><summary>Ranks 11–14</summary>", 1)
+    open_part, details = body.split("<details><summary>Rows 11–14</summary>", 1)
     assert open_part.count("\n| ") == 1 + 10 and details.split("</details>")[0].count("\n| ") == 1 + 4
 
 
@@ -122,6 +122,14 @@ def test_the_example_renders_every_section_with_whole_ids() -> None:
     assert "| `sentence-transformers/all-MiniLM-L6-v2` |" in body
     assert "**The leader against every model**" in body and "**Each model against the next**" in body
     assert "Categories (7)" in body and "| `Summarization` | 1 ⚠ |" in body
+
+
+def test_a_category_best_shared_by_several_models_says_it_is_tied() -> None:
+    runs = [run(m, f"t{t}", s, "easy") for m, s in (("a", 1.0), ("b", 1.0), ("c", 0.5)) for t in range(3)]
+    runs += [run(m, f"u{t}", s, "hard") for m, s in (("a", 0.9), ("b", 0.2), ("c", 0.1)) for t in range(3)]
+    body = full_markdown(analyse(runs), title="t")
+    assert "| `easy` | 3 ⚠ | `a` 1.000 (tied with 1 more) |" in body
+    assert "| `hard` | 3 ⚠ | `a` 0.900 |" in body
 
 
 def test_rendered_text_never_links_an_issue_number() -> None:
@@ -243,3 +251,13 @@ def test_a_leader_behind_the_second_on_their_shared_tasks_is_not_said_to_lead_by
     text = verdict(analyse(runs))
     assert "leads" not in text and "`A` is behind `B` on the tasks both ran: −0.100" in text
     assert "they share 3" in text or "too few shared tasks" in text
+
+
+@pytest.mark.parametrize(
+    ("p", "alpha", "shown"),
+    [(0.0504, 0.05, "0.0504"), (0.05004, 0.05, "0.05004"), (0.05, 0.05, "0.05"), (0.0496, 0.05, "0.05"),
+     (0.01159, 0.0116, "0.0116"), (0.3, 0.05, "0.3")],
+)  # fmt: skip
+def test_a_p_value_never_prints_on_the_other_side_of_alpha(p: float, alpha: float, shown: str) -> None:
+    assert p_value(p, alpha) == shown
+    assert (float(shown) <= alpha) == (p <= alpha)

@@ -259,3 +259,31 @@ def test_the_report_names_the_method_the_family_and_keeps_raw_and_adjusted_p() -
     assert report["counts"]["family"] == 6
     assert report["detectable"]["level"] == report["parameters"]["level_in_force"]
     assert all(p["p_adjusted"] >= p["p_value"] for p in report["pairs"])
+
+
+def test_unchanged_models_do_not_make_the_detectable_change_zero() -> None:
+    # Most models of a PR are re-used unchanged: their differences are all 0 and say nothing of the spread.
+    rng = np.random.default_rng(11)
+    scores = rng.uniform(0.2, 0.8, (7, 60))
+    moved = scores.copy()
+    moved[:2] = np.clip(scores[:2] + 0.05 * rng.standard_normal((2, 60)), 0, 1)
+    result = compare(records(scores), records(moved), b=400, alpha=0.05, seed=0)
+    assert result.detectable is not None and result.detectable.difference > 0.01
+    assert "change of about ±0 " not in comparison_markdown(result, "")
+
+
+def test_no_detectable_change_is_claimed_when_nothing_moved() -> None:
+    scores = np.random.default_rng(12).uniform(0.2, 0.8, (4, 40))
+    result = compare(records(scores), records(scores + 1e-17), b=400, alpha=0.05, seed=0)
+    assert result.detectable is None
+    assert "this suite detects" not in comparison_markdown(result, "")
+
+
+def test_per_pair_claims_do_not_describe_holm_in_the_pairwise_note() -> None:
+    rng = np.random.default_rng(13)
+    runs = records(np.clip(rng.normal(0.5, 0.2, (4, 60)), 0, 1))
+    per_pair = render_report(analyse(runs, correction="none"))
+    note = next(line for line in per_pair.splitlines() if line.startswith("- Pairwise:"))
+    assert "Holm" not in note and "at the level in force for the pair (0.05: each pair on its own)." in note
+    holm = render_report(analyse(runs))
+    assert "(with Holm, alpha / (m − r) once r of the m pairs are separated)." in holm

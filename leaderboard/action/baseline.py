@@ -256,13 +256,13 @@ def describe(baseline: Baseline | NoBaseline) -> str:
     if baseline.origin == "files":
         more = len(baseline.files) - 5
         shown = ", ".join(baseline.files[:5]) + (f" and {more} more" if more > 0 else "")
-        return f"Baseline: {len(baseline.runs)} records from {shown}."
+        return f"Baseline: {len(baseline.runs):,} records from {shown}."
     parts = [f"Baseline: {baseline.branch} @ {baseline.short_sha}"]
     if baseline.run_id is not None:
         parts.append(f", run {baseline.run_id}")
     if baseline.age_days is not None:
         parts.append(f", {age_text(baseline.age_days)}")
-    parts.append(f" (artifact {baseline.artifact!r}, {len(baseline.runs)} records)")
+    parts.append(f" (artifact {baseline.artifact!r}, {len(baseline.runs):,} records)")
     text = "".join(parts) + "."
     if baseline.notes:
         text += " " + " ".join(f"{n[0].upper()}{n[1:]}." for n in baseline.notes)
@@ -286,7 +286,7 @@ def describe_markdown(baseline: Baseline | NoBaseline) -> str:
         parts.append(age_text(baseline.age_days))
     text = (
         ", ".join(parts)
-        + f" (artifact {md_code(baseline.artifact or '?', table=False)}, {len(baseline.runs)} records)."
+        + f" (artifact {md_code(baseline.artifact or '?', table=False)}, {len(baseline.runs):,} records)."
     )
     for note in baseline.notes:
         text += f"\n- ⚠️ {md_text(note[0].upper() + note[1:])}."

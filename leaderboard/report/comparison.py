@@ -135,17 +135,19 @@ def rule_text(comparison: Comparison, *, extended: bool = False) -> str:
         if comparison.tolerance > 0
         else ""
     )
+    clustered = comparison.cluster_by != "none"
     marked = (
-        f" {EXTENDED}: the bootstrap CI excludes 0 but the test does not confirm it; shown extended to 0."
+        f" {EXTENDED}: the {'cluster-robust' if clustered else 'bootstrap'} CI excludes 0 but the test does not "
+        "confirm it; shown extended to 0."
         if extended
         else ""
     )
-    clustered = comparison.cluster_by != "none"
     name = "cluster sign-flip test" if clustered else "exact paired permutation test"
     if comparison.one_sided:
         test = (
             f"the {name}, one-sided in the direction of Δ, gives p ≤ {comparison.alpha:g} "
-            f"after Holm's step-down over the {_count(comparison.family)} models that can reach it (drops and "
+            f"after Holm's step-down over the {_count(comparison.family)} "
+            f"model{'s' if comparison.family != 1 else ''} that can reach it (drops and "
             f"rises each a family: the chance of any false regression is at most {comparison.alpha:g}, and of "
             "any false improvement too)"
         )
@@ -398,7 +400,10 @@ def _detectable(comparison: Comparison) -> dict[str, object] | None:
     d = comparison.detectable
     if d is None:
         return None
-    return {"n_shared": d.n_shared, "sd": d.sd, "level": d.level, "power": d.power, "difference": d.difference}
+    return {
+        "n_shared": d.n_shared, "sd": d.sd, "level": d.level, "power": d.power, "difference": d.difference,
+        "unit": d.unit,
+    }  # fmt: skip
 
 
 def no_baseline_dict(reason: str, fix: str) -> dict[str, object]:

@@ -57,6 +57,7 @@ PAIRS_SHOWN = 1000  # in a document without a size limit; the JSON report has ev
 TOP_GROUP_NAMED = 5
 FEW_CATEGORY_TASKS = 5
 CATEGORY_MODELS = 3
+FEW_DF = 10  # effective degrees of freedom below which clustering warns (ClusterSummary.warns)
 TITLE_WIDTH = 200
 CELL_WIDTH = 300
 CHECK, TIED = "✓", "≈"
@@ -310,7 +311,7 @@ def _pieces(board: Leaderboard) -> _Pieces:
                         model(rows[j - 1].model_id),
                         shown,
                         ci,
-                        p_value(pair.p_adjusted),
+                        p_value(pair.p_adjusted, board.alpha),
                         decision(pair),
                         str(pair.n_shared),
                     ]
@@ -323,7 +324,8 @@ def _pieces(board: Leaderboard) -> _Pieces:
             d, lo, hi = _oriented(pair, rows[i - 1].model_id)
             shown, ci, ext = difference(d, lo, hi, pair.significant)
             extended |= ext
-            cells = [model(rows[i - 1].model_id), model(rows[j - 1].model_id), shown, ci, p_value(pair.p_adjusted)]
+            higher, lower = model(rows[i - 1].model_id), model(rows[j - 1].model_id)
+            cells = [higher, lower, shown, ci, p_value(pair.p_adjusted, board.alpha)]
             return _row([f"{i} v {j}", *cells, decision(pair)])
 
         neighbour_lines = [pair_line(i, i + 1) for i in range(2, len(rows))]
@@ -364,7 +366,13 @@ def _categories(board: Leaderboard, label: dict[str, str]) -> str:
         tasks = f"{n} ⚠" if n < FEW_CATEGORY_TASKS else str(n)
         scored = [r for r in board.rows if c in r.categories]
         best = max(scored, key=lambda r: round(r.categories[c], 9), default=None)
-        best_cell = f"{md_code(label[best.model_id])} {number(best.categories[c])}" if best else DASH
+        best_cell = DASH
+        if best is not None:
+            top_mean = round(best.categories[c], 9)
+            # Naming one of several equal bests alone would say it beat the others.
+            tied = sum(1 for r in scored if round(r.categories[c], 9) == top_mean) - 1
+            best_cell = f"{md_code(label[best.model_id])} {number(best.categories[c])}"
+            best_cell += f" (tied with {tied} more)" if tied else ""
         cells = [number(r.categories[c]) if c in r.categories else DASH for r in top]
         lines.append(_row([md_code(c), tasks, best_cell, *cells]))
     return "\n".join(lines)
@@ -397,7 +405,11 @@ def pairs_note(board: Leaderboard) -> str:
         f"paired permutation test (sign flips; McNemar for 0/1 scores) gives {p} <= {board.alpha:g}. "
         f"Below {min_tasks(board.alpha)} shared tasks no sign-flip test can reach {board.alpha:g}. "
         '"Tasks would tell" is a normal-approximation estimate at the level in force for the pair '
-        "(with Holm, alpha / (m − r) once r of the m pairs are separated)."
+        + (
+            "(with Holm, alpha / (m − r) once r of the m pairs are separated)."
+            if board.correction == "holm"
+            else f"({board.alpha:g}: each pair on its own)."
+        )
     )
 
 
@@ -418,8 +430,8 @@ def cluster_notes(board: Leaderboard) -> list[str]:
             why = []
             if c.largest_share > 0.25:
                 why.append(f"the largest cluster holds {c.largest_share:.0%} of the tasks")
-            if not c.min_df >= 10:
-                why.append(f"the effective degrees of freedom are {df} (< 10)")
+            if not c.min_df >= FEW_DF:
+                why.append(f"the effective degrees of freedom are {df} (< {FEW_DF})")
             out.append(
                 f"⚠ Few effective clusters: {' and '.join(why)}; intervals are wide and few differences can be "
                 "significant — that is the suite's resolution, not noise in the numbers."
@@ -462,6 +474,8 @@ def scope_line(board: Leaderboard) -> str | None:
         )
     power = board.detectable()
     level = f" {power.sentence()}" if power is not None else ""
+    if power is not None and power.unit == "cluster" and not power.df >= FEW_DF:
+        level = level.removesuffix(".") + " (see ⚠ Few effective clusters below)."
     return f"<sub>{scope}{level}</sub>"
 
 
@@ -549,7 +563,8 @@ def _assemble(
     if rows > open_rows:
         parts.append(
             _details(
-                f"Ranks {open_rows + 1}–{rows}" + (f" of {n}" if rows < n else ""),
+                # Rows, not ranks: a row's rank is a range (row 11 may rank 8–11).
+                f"Rows {open_rows + 1}–{rows}" + (f" of {n}" if rows < n else ""),
                 "\n".join([pieces.row_head, *pieces.rows[open_rows:rows]]),
             )
         )
@@ -573,7 +588,7 @@ def _assemble(
         parts.append(_details(f"Categories ({len(board.categories)})", pieces.categories))
     missing = []
     if rows < n:
-        missing.append(f"{n - rows} more models (ranks {rows + 1}–{n})")
+        missing.append(f"{n - rows} more models (rows {rows + 1}–{n})")
     left_pairs = len(board.pairs) - leader - neighbours - others
     if board.pairs_computed and left_pairs > 0:
         missing.append(f"{left_pairs:,} of the {len(board.pairs):,} pairs")

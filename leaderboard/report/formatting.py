@@ -160,15 +160,24 @@ def rank_range(lo: int | None, hi: int | None, rank: int) -> str:
 P_FLOOR = 0.001
 
 
-def p_value(p: float) -> str:
+def p_value(p: float, alpha: float | None = None) -> str:
     """A p-value as a reader needs it: below 0.001 only that it is (a Monte Carlo test's floor, 1/4,001 at
     the default resamples, would otherwise print as the same odd number on every clear pair; the JSON
-    report keeps the number)."""
+    report keeps the number).
+
+    Given the ``alpha`` it is compared with, it never prints on the other side of alpha, nor equal
+    to it when above (p = 0.0504 is not "0.05" beside "not significant"): more digits until it does not.
+    """
     if math.isnan(p):
         return DASH
     if p < P_FLOOR:
         return f"< {P_FLOOR:g}"
-    return f"{p:.2g}" if p < 0.01 else f"{p:.3f}".rstrip("0").rstrip(".") if p < 1 else "1"
+    text = f"{p:.2g}" if p < 0.01 else f"{p:.3f}".rstrip("0").rstrip(".") if p < 1 else "1"
+    digits = 3
+    while alpha is not None and (float(text) <= alpha) != (p <= alpha) and digits <= MAX_DECIMALS:
+        text = f"{p:.{digits}g}"
+        digits += 1
+    return text
 
 
 def count(n: int, noun: str, plural: str | None = None) -> str:

@@ -298,6 +298,7 @@ def compare(
     flipped = diffs * tw_row
     clusters_shared = np.zeros(count, dtype=np.int64)
     cluster_sd = np.full(count, np.nan)
+    cluster_df = np.full(count, np.inf)
     # What each model's test flips: its per-task (weighted) differences, or their sums per cluster.
     tested_rows = flipped
     if onehot is not None:
@@ -309,6 +310,7 @@ def compare(
         spread = cr2(tested_rows, sizes)
         # C* = z^2 V C / d^2: tasks_needed's n* with V C in the place of s_d^2 (sized below, at the level in force).
         cluster_sd = np.sqrt(spread.variance * spread.clusters)
+        cluster_df = spread.df
         p, method = sign_flip_test(tested_rows, seed)
     else:
         step = max(1, _TEST_CHUNK_ELEMENTS // max(1, len(tasks)))
@@ -418,5 +420,11 @@ def compare(
         task_weights=weights,
         family=int(member.sum()) if not two_sided else 1,
         level=level,
-        detectable=detectable(n, sd, level, two_sided=two_sided),
+        detectable=(
+            detectable(n, sd, level, two_sided=two_sided)
+            if onehot is None
+            else detectable(
+                clusters_shared.astype(np.int64), cluster_sd, level, two_sided=two_sided, unit="cluster", df=cluster_df
+            )
+        ),
     )

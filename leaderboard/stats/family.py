@@ -67,6 +67,10 @@ DEFAULT_CORRECTION: Correction = "holm"
 METHOD_WORDS = {"holm": "Holm's step-down", "none": "none (each pair at alpha)"}
 
 POWER = 0.8
+# A spread at or below the tie tolerance (aggregation.TIE_ABS_TOL) is rounding noise of equal scores.
+NO_SPREAD = 1e-12
+# Effective degrees of freedom below which clustered figures and intervals are flagged as unreliable.
+FEW_DF = 10.0
 # Patterns held at once by the second Monte Carlo draw (~32 MiB of float64 sign patterns).
 _PATTERN_ELEMENTS = 1 << 22
 # The most patterns the second draw takes: a floor of 1e-6, alpha / m at 50,000 pairs at 0.05.
@@ -209,28 +213,58 @@ class Detectable:
     two_sided: bool
     difference: float
     power: float = POWER
+    # "task", or "cluster" with clustering on: n_shared counts clusters and sd is the cluster-robust
+    # spread (sqrt(V C)), so the figure agrees with the clustered decisions beside it.
+    unit: str = "task"
+    # The smallest Bell-McCaffrey df among the clustered pairs counted (inf unclustered or unknown).
+    df: float = math.inf
 
     def sentence(self, what: str = "difference") -> str:
+        if self.unit == "cluster" and not self.df >= FEW_DF:
+            # The figure is a normal approximation; at a handful of effective df the t quantiles of the
+            # intervals and the few sign patterns of the test leave much larger differences unresolved.
+            return (
+                f"With {self.n_shared:,} shared clusters and effective df as low as {self.df:.3g}, no "
+                f"normal-approximation figure of the {what} this suite detects holds."
+            )
         sides = "" if self.two_sided else " one-sided"
+        spread = (
+            f"paired, from the median spread {self.sd:.3g} of per-task differences"
+            if self.unit == "task"
+            else f"cluster-robust, from the median spread {self.sd:.3g} per cluster"
+        )
         return (
-            f"With {self.n_shared:,} shared tasks this suite detects a {what} of about ±{self.difference:.3g} "
-            f"with {self.power:.0%} power at this level ({self.level:.3g}{sides}; paired, from the median "
-            f"spread {self.sd:.3g} of per-task differences)."
+            f"With {self.n_shared:,} shared {self.unit}s this suite detects a {what} of about "
+            f"±{self.difference:.3g} with {self.power:.0%} power at this level ({self.level:.3g}{sides}; {spread})."
         )
 
 
-def detectable(n_shared: IntArray, sd: FloatArray, level: float, *, two_sided: bool = True) -> Detectable | None:
+def detectable(
+    n_shared: IntArray,
+    sd: FloatArray,
+    level: float,
+    *,
+    two_sided: bool = True,
+    unit: str = "task",
+    df: FloatArray | None = None,
+) -> Detectable | None:
     """The suite's minimum detectable difference at ``level``: the median pair's n and spread.
 
-    None when no pair has two shared tasks with a spread to measure.
+    Only pairs with a spread to measure count: a pair whose differences are all 0 (a model
+    unchanged against its baseline, two identical models) says nothing about how far apart
+    scores scatter, and a median over many of them would claim the suite detects a change of 0.
+    None when no pair has two shared units with a spread to measure.
     """
-    ok = (n_shared > 1) & np.isfinite(sd)
+    ok = (n_shared > 1) & np.isfinite(sd) & (sd > NO_SPREAD)
     if not ok.any():
         return None
     n = int(np.median(n_shared[ok]))
     spread = float(np.median(sd[ok]))
     difference = _z(level, two_sided) * spread / math.sqrt(n)
-    return Detectable(n_shared=n, sd=spread, level=float(level), two_sided=two_sided, difference=difference)
+    fewest_df = float(np.min(df[ok])) if df is not None and np.isfinite(df[ok]).any() else math.inf
+    return Detectable(
+        n_shared=n, sd=spread, level=float(level), two_sided=two_sided, difference=difference, unit=unit, df=fewest_df
+    )
 
 
 def needed_words(needed: int | None, n_shared: int, what: str = "tell", *, short: bool = False) -> str | None:
