@@ -368,3 +368,12 @@ def test_tasks_every_model_tied_on_are_counted_and_noted() -> None:
     assert board.all_tied_tasks == 3
     assert json.loads(render_json(board))["counts"]["all_tied_tasks"] == 3
     assert "3 of 5 tasks were tied by every model that ran them" in render_report(board)
+
+
+def test_a_reason_never_prints_p_on_the_other_side_of_alpha() -> None:
+    from leaderboard.stats.significance import p_text
+
+    assert p_text(0.05004, 0.05) == "0.05004"  # not "0.05" beside "not significant"
+    assert float(p_text(0.0499999, 0.05)) <= 0.05
+    assert p_text(0.125, 0.05) == "0.125"
+    assert p_text(0.05, 0.05) == "0.05"

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 
 from ..stats.comparison import Comparison, ModelChange
 from ..stats.family import needed_words
-from ..stats.significance import min_tasks
+from ..stats.significance import min_tasks, p_text
 from ..validation import printable
 from .formatting import DASH, EXTENDED, count, difference, labels, signed
 from .markdown import md_code
@@ -441,9 +441,9 @@ def gate_line(change: ModelChange, alpha: float) -> str:
     """One line for the log and the gate's error: id (on one line), Δ, CI, tasks, test and p."""
     delta, ci, _ = shown_interval(change)
     ci = ci.replace("\u00a0", " ")  # a log line: a plain space
-    adjusted = f" (Holm-adjusted {change.p_adjusted:.3g})" if change.p_adjusted != change.p_value else ""
+    adjusted = f" (Holm-adjusted {p_text(change.p_adjusted, alpha)})" if change.p_adjusted != change.p_value else ""
 
     return (
         f"{printable(change.model_id)}: Δ {delta}, {(1 - alpha) * 100:.6g}% CI {ci}, over {change.n_shared} "
-        f"shared tasks, {change.test} p = {change.p_value:.3g}{adjusted}"
+        f"shared tasks, {change.test} p = {p_text(change.p_value, alpha)}{adjusted}"
     )

@@ -60,7 +60,7 @@ from .resampling import (
     resampled_means,
     task_keys,
 )
-from .significance import METHOD_NAMES, min_tasks, sign_flip_test
+from .significance import METHOD_NAMES, min_tasks, p_text, sign_flip_test
 from .weights import TASK_WEIGHTS, TaskWeights, kish, task_weights
 
 RankBy = Literal["mean", "win-rate"]
@@ -737,7 +737,7 @@ class PairTable(Sequence[PairwiseDiff]):
                 test = "Holm-adjusted" if adjusted else TEST_WORDS[int(self.method[start + k])]
                 if self.clustered and not adjusted:
                     test = f"cluster {test}"
-                out.append(f"{test} p = {self.p_adjusted[start + k]:.3g}")
+                out.append(f"{test} p = {p_text(float(self.p_adjusted[start + k]), self.alpha)}")
         return out
 
     def _item(self, p: int) -> PairwiseDiff:

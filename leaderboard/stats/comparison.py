@@ -57,7 +57,7 @@ from .family import (
     tasks_needed_at,
 )
 from .resampling import FloatArray, encode_ids, keyed_rng, percentile_interval, resampled_means
-from .significance import METHOD_NAMES, min_tasks, sign_flip_test
+from .significance import METHOD_NAMES, min_tasks, p_text, sign_flip_test
 from .weights import TASK_WEIGHTS, TaskWeights, task_weights
 
 Verdict = Literal["regressed", "within tolerance", "improved", "no detectable change", "unchanged"]
@@ -369,7 +369,7 @@ def compare(
             reason = "CI includes 0"
         elif not adj_k <= alpha:
             words = TEST_WORDS[int(method[k])] if two_sided else f"one-sided {TEST_WORDS[int(method[k])]}"
-            reason = f"{'Holm-adjusted one-sided' if member[k] and not two_sided else words} p = {adj_k:.3g}"
+            reason = f"{'Holm-adjusted one-sided' if member[k] and not two_sided else words} p = {p_text(adj_k, alpha)}"
         elif ci_lo > TIE_ABS_TOL:
             verdict, reason = "improved", None
         else:
