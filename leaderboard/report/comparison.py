@@ -398,7 +398,15 @@ def _detectable(comparison: Comparison) -> dict[str, object] | None:
     d = comparison.detectable
     if d is None:
         return None
-    return {"n_shared": d.n_shared, "sd": d.sd, "level": d.level, "power": d.power, "difference": d.difference}
+    return {
+        "n_shared": d.n_shared,
+        "unit": d.unit,
+        "sd": d.sd,
+        "level": d.level,
+        "power": d.power,
+        "difference": None if math.isnan(d.difference) else d.difference,
+        "fewest": d.fewest,
+    }
 
 
 def no_baseline_dict(reason: str, fix: str) -> dict[str, object]:

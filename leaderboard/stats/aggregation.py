@@ -162,6 +162,8 @@ class Leaderboard:
         if not self.pairs_computed:
             return None
         table = self.pairs
+        if table.clustered:
+            return detectable(table.n_clusters.astype(np.int64), table.cluster_sd, table.level, unit="cluster")
         return detectable(table.n_shared.astype(np.int64), table.sd, table.level)
 
 
@@ -674,6 +676,9 @@ class PairTable(Sequence[PairwiseDiff]):
         count = self.a.size
         self.n_clusters: NDArray[np.int32] = columns.get("n_clusters", np.zeros(count, dtype=np.int32))
         self.clusters_needed: NDArray[np.int64] = columns.get("clusters_needed", np.full(count, -1, dtype=np.int64))
+        # Clustered: sqrt(V C) of each pair's CR2 variance V over its C clusters (the spread that sizes
+        # clusters needed and the minimum detectable difference); NaN otherwise.
+        self.cluster_sd: FloatArray = columns.get("cluster_sd", np.full(count, np.nan))
 
     @property
     def significant(self) -> NDArray[np.bool_]:
@@ -970,7 +975,7 @@ def _pair_table(
     levels = step_levels(adjusted, member, alpha, correction)
     if clustered:
         # Clusters needed, in tasks: that many clusters of the pair's observed mean size.
-        cols["clusters_needed"] = tasks_needed_at(np.nan_to_num(tie_free_mean), cols.pop("cluster_sd"), levels)
+        cols["clusters_needed"] = tasks_needed_at(np.nan_to_num(tie_free_mean), cols["cluster_sd"], levels)
         with np.errstate(invalid="ignore", divide="ignore"):
             size = n_shared / np.maximum(cols["n_clusters"], 1)
         needed = cols["clusters_needed"]

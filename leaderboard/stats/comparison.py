@@ -418,5 +418,7 @@ def compare(
         task_weights=weights,
         family=int(member.sum()) if not two_sided else 1,
         level=level,
-        detectable=detectable(n, sd, level, two_sided=two_sided),
+        detectable=detectable(n, sd, level, two_sided=two_sided)
+        if onehot is None
+        else detectable(clusters_shared.astype(np.int64), cluster_sd, level, two_sided=two_sided, unit="cluster"),
     )
