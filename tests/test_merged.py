@@ -100,3 +100,15 @@ def test_models_unchanged_against_the_baseline_promise_no_detectable_change() ->
         comparison = compare(runs, runs, b=400, alpha=0.05, seed=0, cluster_by=by)  # type: ignore[arg-type]
         assert comparison.detectable is None
         assert "±0 " not in rule_text(comparison)
+
+
+def test_a_clustered_comparisons_reason_names_the_cluster_test_as_the_leaderboards_does() -> None:
+    # Five clusters up 0.1, one down 0.01: the CR2 interval excludes 0, the exact test gives p = 4 / 64.
+    g = np.repeat(np.arange(6), 5)
+    a = np.full(g.size, 0.5)
+    b = a + np.array([0.1, 0.1, 0.1, 0.1, 0.1, -0.01])[g]
+    base, pr = _runs("m", a, g), _runs("m", b, g)
+    per_model = compare(base, pr, b=400, alpha=0.05, seed=0, correction="none", cluster_by="category").models[0]
+    board = analyse(_runs("a", a, g) + _runs("b", b, g), cluster_by="category", correction="none")
+    assert per_model.reason == "cluster exact test p = 0.0625"
+    assert board.pairs[0].reason == "cluster exact test p = 0.0625"

@@ -366,7 +366,8 @@ def compare(
             # The interval must exclude 0 on the side the mean (and a one-sided p) points to.
             reason = "CI includes 0"
         elif not adj_k <= alpha:
-            words = TEST_WORDS[int(method[k])] if two_sided else f"one-sided {TEST_WORDS[int(method[k])]}"
+            words = TEST_WORDS[int(method[k])] if onehot is None else f"cluster {TEST_WORDS[int(method[k])]}"
+            words = words if two_sided else f"one-sided {words}"
             reason = f"{'Holm-adjusted one-sided' if member[k] and not two_sided else words} p = {adj_k:.3g}"
         elif ci_lo > TIE_ABS_TOL:
             verdict, reason = "improved", None
