@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from leaderboard import EvalRun, analyse
-from leaderboard.report.comparison import comparison_dict, rule_text
+from leaderboard.report.comparison import comparison_dict, rule_text, verdict_text
 from leaderboard.report.document import render_report
 from leaderboard.report.json_report import render_json
 from leaderboard.stats.clustering import cr2
@@ -112,3 +112,19 @@ def test_a_clustered_comparisons_reason_names_the_cluster_test_as_the_leaderboar
     board = analyse(_runs("a", a, g) + _runs("b", b, g), cluster_by="category", correction="none")
     assert per_model.reason == "cluster exact test p = 0.0625"
     assert board.pairs[0].reason == "cluster exact test p = 0.0625"
+
+
+def test_a_clustered_comparison_says_the_clusters_a_change_would_need_as_the_leaderboard_does() -> None:
+    a, b, g = _cluster_effect_pair()
+    comparison = compare(_runs("m", a, g), _runs("m", b, g), b=400, alpha=0.05, seed=0, cluster_by="category")
+    change = comparison.models[0]
+    assert change.verdict == "no detectable change"
+    assert change.n_clusters == 12 and change.clusters_needed is not None and change.clusters_needed > 12
+    assert change.tasks_needed == int(np.ceil(change.clusters_needed * 10))
+    assert f"about {change.clusters_needed:,} clusters of ~10 tasks would detect a change this size" in (
+        verdict_text(change, 0.0)
+    )
+    entry = comparison_dict(comparison)["models"][0]  # type: ignore[index]
+    assert (entry["n_clusters"], entry["clusters_needed"]) == (12, change.clusters_needed)
+    unclustered = comparison_dict(compare(_runs("m", a, g), _runs("m", b, g), b=400, alpha=0.05, seed=0))
+    assert "n_clusters" not in unclustered["models"][0]  # type: ignore[index]

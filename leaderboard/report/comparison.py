@@ -67,6 +67,13 @@ def _count(n: int) -> str:
 
 
 def _needed(change: ModelChange) -> str:
+    if change.n_clusters is not None:  # clustered: in clusters of the observed size, as the leaderboard says it
+        if change.clusters_needed is None:
+            return ""
+        if change.clusters_needed <= change.n_clusters:
+            return f"; its {change.n_clusters:,} shared clusters are not enough at this level"
+        size = change.n_shared / max(1, change.n_clusters)
+        return f"; about {change.clusters_needed:,} clusters of ~{size:.3g} tasks would detect a change this size"
     words = needed_words(change.tasks_needed, change.n_shared, "detect a change this size")
     return f"; {words}" if words else ""
 
@@ -384,6 +391,11 @@ def comparison_dict(comparison: Comparison) -> dict[str, object]:
                 "base_tasks": m.base_tasks,
                 "pr_tasks": m.pr_tasks,
                 "categories": {c.category: {"delta": c.delta, "n_shared": c.n_shared} for c in m.categories},
+                **(
+                    {"n_clusters": m.n_clusters, "clusters_needed": m.clusters_needed}
+                    if m.n_clusters is not None
+                    else {}
+                ),
             }
             for m in comparison.models
         ],

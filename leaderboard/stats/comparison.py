@@ -109,6 +109,10 @@ class ModelChange:
     base_tasks: int
     pr_tasks: int
     categories: tuple[CategoryChange, ...] = ()
+    # Clustered (issue 15): the clusters the model shares with its baseline, and about how many
+    # clusters of the observed size would detect a change the size of ``delta`` (None otherwise).
+    n_clusters: int | None = None
+    clusters_needed: int | None = None
 
     @property
     def significant(self) -> bool:
@@ -336,6 +340,7 @@ def compare(
         level = float(alpha) / max(1, int(member.sum()) - int(np.count_nonzero(member & (drop_adjusted <= alpha))))
     two_sided = correction == "none"
     needed = tasks_needed_at(np.nan_to_num(tie_free), sd, levels, two_sided=two_sided)
+    clusters_needed = np.full(count, -1, dtype=np.int64)
     if onehot is not None:
         # Clusters needed, as tasks: that many clusters of the observed mean size.
         per = n / np.maximum(clusters_shared, 1)
@@ -401,6 +406,8 @@ def compare(
                     CategoryChange(categories[c], int(counts[c]), 0.0 if unchanged[k] else float(sums[c] / counts[c]))
                     for c in np.flatnonzero(counts)
                 ),
+                n_clusters=int(clusters_shared[k]) if onehot is not None else None,
+                clusters_needed=int(clusters_needed[k]) if onehot is not None and clusters_needed[k] >= 0 else None,
             )
         )
     return Comparison(
