@@ -128,3 +128,44 @@ def test_a_clustered_comparison_says_the_clusters_a_change_would_need_as_the_lea
     assert (entry["n_clusters"], entry["clusters_needed"]) == (12, change.clusters_needed)
     unclustered = comparison_dict(compare(_runs("m", a, g), _runs("m", b, g), b=400, alpha=0.05, seed=0))
     assert "n_clusters" not in unclustered["models"][0]  # type: ignore[index]
+
+
+def _two_models(categories: list[str], clusters: list[str | None], weights: list[float]) -> list[EvalRun]:
+    rng = np.random.default_rng(len(categories))
+    return [
+        EvalRun(model_id=m, task_id=f"t{t:02d}", metric_name="acc", score=float(rng.random()),
+                category=categories[t], cluster=clusters[t], weight=weights[t])
+        for m in ("a", "b") for t in range(len(categories))
+    ]  # fmt: skip
+
+
+def test_a_pr_that_regroups_tasks_is_compared_on_its_own_clusters_and_says_how_many_moved() -> None:
+    n = 40
+    base = _two_models([f"c{t % 8}" for t in range(n)], [None] * n, [1.0] * n)  # no clusters recorded on the base
+    pr = _two_models([f"d{t % 10}" for t in range(n)], [f"k{t % 8}" for t in range(n)], [1.0] * n)
+    for by, moved, count in (("category", n, 10), ("cluster", n, 8)):
+        comparison = compare(base, pr, b=400, alpha=0.05, seed=0, cluster_by=by)  # type: ignore[arg-type]
+        assert comparison.clusters == count and comparison.relabelled == moved
+        assert {m.n_clusters for m in comparison.models} == {count}
+        noun = "category" if by == "category" else "cluster"
+        assert f"40 shared tasks are in another {noun} in the baseline: this run's clusters are used." in (
+            rule_text(comparison)
+        )
+        assert comparison_dict(comparison)["clustering"]["relabelled"] == moved  # type: ignore[index]
+    # The same clusters on both sides: nothing said.
+    same = compare(pr, pr, b=400, alpha=0.05, seed=0, cluster_by="cluster")
+    assert same.relabelled == 0 and "another cluster" not in rule_text(same)
+
+
+def test_a_pr_that_reweighs_tasks_is_compared_on_its_own_weights_and_says_how_many_changed() -> None:
+    n = 30
+    base = _two_models(["c"] * n, [None] * n, [1.0] * n)
+    pr = _two_models(["c"] * n, [None] * n, [2.0 if t < 5 else 1.0 for t in range(n)])
+    comparison = compare(base, pr, b=400, alpha=0.05, seed=0, weights="apply")
+    assert comparison.reweighted == 5
+    assert "5 shared tasks have another weight in the baseline: this run's weights are used." in rule_text(comparison)
+    change = next(m for m in comparison.models if m.model_id == "a")
+    a_base = [r.score for r in base if r.model_id == "a"]
+    a_pr = [r.score for r in pr if r.model_id == "a"]
+    w = np.array([2.0 if t < 5 else 1.0 for t in range(n)])
+    assert change.delta == pytest.approx(float((w * (np.array(a_pr) - np.array(a_base))).sum() / w.sum()))

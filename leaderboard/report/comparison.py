@@ -159,6 +159,17 @@ def rule_text(comparison: Comparison, *, extended: bool = False) -> str:
     else:
         test = f"the {name} gives p ≤ {comparison.alpha:g} (two-sided, each model on its own: per-model claims)"
     power = f" {comparison.detectable.sentence('change')}" if comparison.detectable is not None else ""
+    if comparison.relabelled:
+        power += (
+            f" {_count(comparison.relabelled)} shared task{'s are' if comparison.relabelled != 1 else ' is'} in "
+            f"another {'category' if comparison.cluster_by == 'category' else 'cluster'} in the baseline: this "
+            "run's clusters are used."
+        )
+    if comparison.reweighted:
+        power += (
+            f" {_count(comparison.reweighted)} shared task{'s have' if comparison.reweighted != 1 else ' has'} "
+            "another weight in the baseline: this run's weights are used."
+        )
     if clustered:
         # Issue 15: the same rule with clusters as the unit.
         return (
@@ -353,6 +364,8 @@ def comparison_dict(comparison: Comparison) -> dict[str, object]:
             "cluster_by": comparison.cluster_by,
             "clusters": comparison.clusters,
             "task_weights": comparison.task_weights,
+            "relabelled": comparison.relabelled,
+            "reweighted": comparison.reweighted,
         },
         "detectable": _detectable(comparison),
         "counts": {
