@@ -242,6 +242,8 @@ def test_the_clustered_comparison_says_its_rule_and_reports_its_clusters() -> No
         "cluster_by": "cluster",
         "clusters": 8,
         "task_weights": "ignore",
+        "relabelled": 0,
+        "reweighted": 0,
     }
 
 

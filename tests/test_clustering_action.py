@@ -44,3 +44,19 @@ def test_an_unknown_task_weights_input_fails_naming_it(workspace: Path, fake_git
     result = run_action(workspace, fake_github.url, task_weights="sometimes")
     assert result.code == 1
     assert any("input 'task-weights' must be one of ignore, apply" in a for a in result.annotations)
+
+
+def test_a_renamed_category_is_still_compared_with_its_baseline_when_clustered(workspace: Path, fake_github) -> None:  # noqa: F811
+    # The baseline: the same results with every category spelled otherwise (a PR that renamed them).
+    base = workspace / "baseline"
+    base.mkdir()
+    lines = (workspace / "results" / "mteb.jsonl").read_text().splitlines()
+    renamed = [{**row, "category": f"old-{row['category']}"} for row in map(json.loads, lines)]
+    (base / "mteb.jsonl").write_text("\n".join(json.dumps(r) for r in renamed) + "\n")
+    result = run_action(workspace, fake_github.url, cluster_by="category", baseline="baseline/*.jsonl")
+    assert result.code == 0, result.stdout + result.stderr
+    (comment,) = fake_github.thread()
+    assert "rejected" not in comment["body"]
+    assert "shared tasks are in another category in the baseline: this run's clusters are used." in comment["body"]
+    report = json.loads((workspace / result.outputs["report"]).read_text())
+    assert report["baseline"]["clustering"]["relabelled"] == 41

@@ -67,6 +67,13 @@ def _count(n: int) -> str:
 
 
 def _needed(change: ModelChange) -> str:
+    if change.n_clusters is not None:  # clustered: in clusters of the observed size, as the leaderboard says it
+        if change.clusters_needed is None:
+            return ""
+        if change.clusters_needed <= change.n_clusters:
+            return f"; its {change.n_clusters:,} shared clusters are not enough at this level"
+        size = change.n_shared / max(1, change.n_clusters)
+        return f"; about {change.clusters_needed:,} clusters of ~{size:.3g} tasks would detect a change this size"
     words = needed_words(change.tasks_needed, change.n_shared, "detect a change this size")
     return f"; {words}" if words else ""
 
@@ -154,6 +161,17 @@ def rule_text(comparison: Comparison, *, extended: bool = False) -> str:
     else:
         test = f"the {name} gives p ≤ {comparison.alpha:g} (two-sided, each model on its own: per-model claims)"
     power = f" {comparison.detectable.sentence('change')}" if comparison.detectable is not None else ""
+    if comparison.relabelled:
+        power += (
+            f" {_count(comparison.relabelled)} shared task{'s are' if comparison.relabelled != 1 else ' is'} in "
+            f"another {'category' if comparison.cluster_by == 'category' else 'cluster'} in the baseline: this "
+            "run's clusters are used."
+        )
+    if comparison.reweighted:
+        power += (
+            f" {_count(comparison.reweighted)} shared task{'s have' if comparison.reweighted != 1 else ' has'} "
+            "another weight in the baseline: this run's weights are used."
+        )
     if clustered:
         # Issue 15: the same rule with clusters as the unit.
         return (
@@ -348,6 +366,8 @@ def comparison_dict(comparison: Comparison) -> dict[str, object]:
             "cluster_by": comparison.cluster_by,
             "clusters": comparison.clusters,
             "task_weights": comparison.task_weights,
+            "relabelled": comparison.relabelled,
+            "reweighted": comparison.reweighted,
         },
         "detectable": _detectable(comparison),
         "counts": {
@@ -386,6 +406,11 @@ def comparison_dict(comparison: Comparison) -> dict[str, object]:
                 "base_tasks": m.base_tasks,
                 "pr_tasks": m.pr_tasks,
                 "categories": {c.category: {"delta": c.delta, "n_shared": c.n_shared} for c in m.categories},
+                **(
+                    {"n_clusters": m.n_clusters, "clusters_needed": m.clusters_needed}
+                    if m.n_clusters is not None
+                    else {}
+                ),
             }
             for m in comparison.models
         ],
@@ -401,9 +426,14 @@ def _detectable(comparison: Comparison) -> dict[str, object] | None:
     if d is None:
         return None
     return {
-        "n_shared": d.n_shared, "sd": d.sd, "level": d.level, "power": d.power, "difference": d.difference,
+        "n_shared": d.n_shared,
         "unit": d.unit,
-    }  # fmt: skip
+        "sd": d.sd,
+        "level": d.level,
+        "power": d.power,
+        "difference": None if math.isnan(d.difference) else d.difference,
+        "fewest": d.fewest,
+    }
 
 
 def no_baseline_dict(reason: str, fix: str) -> dict[str, object]:

@@ -194,9 +194,14 @@ def _detectable(board: Leaderboard) -> dict[str, object] | None:
     if d is None:
         return None
     return {
-        "n_shared": d.n_shared, "sd": d.sd, "level": d.level, "power": d.power, "difference": d.difference,
+        "n_shared": d.n_shared,
         "unit": d.unit,
-    }  # fmt: skip
+        "sd": d.sd,
+        "level": d.level,
+        "power": d.power,
+        "difference": None if math.isnan(d.difference) else d.difference,
+        "fewest": d.fewest,
+    }
 
 
 def _clustering(board: Leaderboard) -> dict[str, object] | None:

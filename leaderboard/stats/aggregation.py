@@ -678,8 +678,8 @@ class PairTable(Sequence[PairwiseDiff]):
         count = self.a.size
         self.n_clusters: NDArray[np.int32] = columns.get("n_clusters", np.zeros(count, dtype=np.int32))
         self.clusters_needed: NDArray[np.int64] = columns.get("clusters_needed", np.full(count, -1, dtype=np.int64))
-        # With clustering: each pair's cluster-robust spread sqrt(V C), what clusters_needed and the
-        # suite's detectable difference are sized from.
+        # Clustered: sqrt(V C) of each pair's CR2 variance V over its C clusters (the spread that sizes
+        # clusters needed and the minimum detectable difference); NaN otherwise.
         self.cluster_sd: FloatArray = columns.get("cluster_sd", np.full(count, np.nan))
 
     @property

@@ -109,6 +109,10 @@ class ModelChange:
     base_tasks: int
     pr_tasks: int
     categories: tuple[CategoryChange, ...] = ()
+    # Clustered (issue 15): the clusters the model shares with its baseline, and about how many
+    # clusters of the observed size would detect a change the size of ``delta`` (None otherwise).
+    n_clusters: int | None = None
+    clusters_needed: int | None = None
 
     @property
     def significant(self) -> bool:
@@ -143,6 +147,9 @@ class Comparison:
     cluster_by: ClusterBy = "none"  # issue 15: the test flips clusters, the CI is CR2's
     clusters: int = 0
     task_weights: TaskWeights = "ignore"
+    # Shared tasks whose cluster (or, applied, weight) differs in the baseline: this run's is used.
+    relabelled: int = 0
+    reweighted: int = 0
 
     @property
     def one_sided(self) -> bool:
@@ -247,17 +254,31 @@ def compare(
         tol = tie_tolerance(ps, bs)
         diffs = np.where(shared & ~(np.abs(raw) <= tol), raw, 0.0)
     unchanged = (n > 0) & ~(diffs != 0).any(axis=1)
-    both_sides = [r for r in (*baseline_runs, *runs) if not r.failed and r.score is not None]
+    # A task's cluster and weight are this run's, as the leaderboard reads them: a PR may regroup or
+    # reweigh tasks (or add clusters the base branch never recorded), and only shared tasks enter the
+    # test, so the baseline's labels are not needed; how many shared tasks they differ on is said.
+    this_run = [r for r in runs if not r.failed and r.score is not None]
+    base_scored = [r for r in baseline_runs if not r.failed and r.score is not None]
+    shared_at = np.flatnonzero(shared.any(axis=0)).tolist()
+    shared_tasks = [tasks[k] for k in shared_at]
     onehot: Grouping | None = None
+    relabelled = 0
     if cluster_by != "none":
-        # One cluster per task across both runs: the baseline's families are the PR's.
-        label = cluster_of(both_sides, cluster_by)
-        names = sorted(set(label.values()))
+        label = cluster_of(this_run, cluster_by)
+        names = sorted(set(label.values())) or [""]
         at = {c: k for k, c in enumerate(names)}
-        onehot = onehot_of(np.array([at[label[t]] for t in tasks], dtype=np.int64), len(names))
-    any_weight = any(r.weight != 1.0 for r in both_sides)
-    tw = task_weights(both_sides, tasks) if weights == "apply" and any_weight else None
+        # A task only in the baseline is never shared: it sums into no cluster, whichever it is given.
+        onehot = onehot_of(np.array([at[label[t]] if t in label else 0 for t in tasks], dtype=np.int64), len(names))
+        attribute = "category" if cluster_by == "category" else "cluster"
+        before = {r.task_id: getattr(r, attribute) for r in base_scored}
+        relabelled = sum(before.get(t) != label[t] for t in shared_tasks)
+    any_weight = any(r.weight != 1.0 for r in this_run)
+    tw = task_weights(this_run, tasks) if weights == "apply" and any_weight else None
     tw_row = tw if tw is not None else np.ones(len(tasks))
+    reweighted = 0
+    if weights == "apply":
+        base_weight = {r.task_id: float(r.weight) for r in base_scored}
+        reweighted = sum(base_weight.get(tasks[k]) != float(tw_row[k]) for k in shared_at)
 
     count = len(models)
     delta, base_mean, pr_mean, lo, hi, sd = (np.full(count, np.nan) for _ in range(6))
@@ -338,6 +359,7 @@ def compare(
         level = float(alpha) / max(1, int(member.sum()) - int(np.count_nonzero(member & (drop_adjusted <= alpha))))
     two_sided = correction == "none"
     needed = tasks_needed_at(np.nan_to_num(tie_free), sd, levels, two_sided=two_sided)
+    clusters_needed = np.full(count, -1, dtype=np.int64)
     if onehot is not None:
         # Clusters needed, as tasks: that many clusters of the observed mean size.
         per = n / np.maximum(clusters_shared, 1)
@@ -368,7 +390,8 @@ def compare(
             # The interval must exclude 0 on the side the mean (and a one-sided p) points to.
             reason = "CI includes 0"
         elif not adj_k <= alpha:
-            words = TEST_WORDS[int(method[k])] if two_sided else f"one-sided {TEST_WORDS[int(method[k])]}"
+            words = TEST_WORDS[int(method[k])] if onehot is None else f"cluster {TEST_WORDS[int(method[k])]}"
+            words = words if two_sided else f"one-sided {words}"
             reason = f"{'Holm-adjusted one-sided' if member[k] and not two_sided else words} p = {p_text(adj_k, alpha)}"
         elif ci_lo > TIE_ABS_TOL:
             verdict, reason = "improved", None
@@ -402,6 +425,8 @@ def compare(
                     CategoryChange(categories[c], int(counts[c]), 0.0 if unchanged[k] else float(sums[c] / counts[c]))
                     for c in np.flatnonzero(counts)
                 ),
+                n_clusters=int(clusters_shared[k]) if onehot is not None else None,
+                clusters_needed=int(clusters_needed[k]) if onehot is not None and clusters_needed[k] >= 0 else None,
             )
         )
     return Comparison(
@@ -418,6 +443,8 @@ def compare(
         cluster_by=cluster_by,
         clusters=0 if onehot is None else onehot.count,
         task_weights=weights,
+        relabelled=relabelled,
+        reweighted=reweighted,
         family=int(member.sum()) if not two_sided else 1,
         level=level,
         detectable=(

@@ -202,25 +202,35 @@ def tasks_needed_at(
     return out
 
 
+Unit = Literal["task", "cluster"]
+
+
 @dataclass(frozen=True)
 class Detectable:
-    """What the suite can resolve: with ``n_shared`` tasks, a paired difference of about ±``difference``
-    is detected with ``power`` at ``level`` (from the median spread ``sd`` of the per-task differences)."""
+    """What the suite can resolve: with ``n_shared`` shared units (tasks, or clusters when the statistics
+    flip clusters), a paired difference of about ±``difference`` is detected with ``power`` at ``level``
+    (from the median spread ``sd`` of the per-unit differences: with clusters, sqrt(V C) of the CR2
+    variance V of the mean difference over C clusters, so that sd / sqrt(C) is its standard error)."""
 
     n_shared: int
     sd: float
     level: float
     two_sided: bool
-    difference: float
+    difference: float  # NaN when n_shared < fewest: no difference at all can be detected at this level
     power: float = POWER
     # "task", or "cluster" with clustering on: n_shared counts clusters and sd is the cluster-robust
     # spread (sqrt(V C)), so the figure agrees with the clustered decisions beside it.
-    unit: str = "task"
+    unit: Unit = "task"
     # The smallest Bell-McCaffrey df among the clustered pairs counted (inf unclustered or unknown).
     df: float = math.inf
+    fewest: int = 1  # the fewest non-zero units whose sign-flip test can reach the level at all
+
+    @property
+    def reachable(self) -> bool:
+        return self.n_shared >= self.fewest
 
     def sentence(self, what: str = "difference") -> str:
-        if self.unit == "cluster" and not self.df >= FEW_DF:
+        if self.unit == "cluster" and self.reachable and not self.df >= FEW_DF:
             # The figure is a normal approximation; at a handful of effective df the t quantiles of the
             # intervals and the few sign patterns of the test leave much larger differences unresolved.
             return (
@@ -228,14 +238,17 @@ class Detectable:
                 f"normal-approximation figure of the {what} this suite detects holds."
             )
         sides = "" if self.two_sided else " one-sided"
-        spread = (
-            f"paired, from the median spread {self.sd:.3g} of per-task differences"
-            if self.unit == "task"
-            else f"cluster-robust, from the median spread {self.sd:.3g} per cluster"
-        )
+        if not self.reachable:
+            return (
+                f"With {self.n_shared:,} shared {self.unit}s this suite cannot detect a {what} of any size at this "
+                f"level ({self.level:.3g}{sides}): a sign-flip test needs at least {self.fewest:,} {self.unit}s "
+                "to reach it."
+            )
+        spread = "per-task differences" if self.unit == "task" else "the differences' cluster means"
         return (
             f"With {self.n_shared:,} shared {self.unit}s this suite detects a {what} of about "
-            f"±{self.difference:.3g} with {self.power:.0%} power at this level ({self.level:.3g}{sides}; {spread})."
+            f"±{self.difference:.3g} with {self.power:.0%} power at this level ({self.level:.3g}{sides}; paired, "
+            f"from the median spread {self.sd:.3g} of {spread})."
         )
 
 
@@ -245,26 +258,35 @@ def detectable(
     level: float,
     *,
     two_sided: bool = True,
-    unit: str = "task",
+    unit: Unit = "task",
     df: FloatArray | None = None,
 ) -> Detectable | None:
     """The suite's minimum detectable difference at ``level``: the median pair's n and spread.
 
-    Only pairs with a spread to measure count: a pair whose differences are all 0 (a model
-    unchanged against its baseline, two identical models) says nothing about how far apart
-    scores scatter, and a median over many of them would claim the suite detects a change of 0.
-    None when no pair has two shared units with a spread to measure.
+    ``n_shared`` and ``sd`` count and measure the units the test flips: with clustering, the shared
+    clusters and sqrt(V C) (the per-task spread would promise a resolution the clusters do not give).
+    None when no pair has two shared units with a spread to measure (a pair whose differences are all
+    0, a model unchanged against its baseline, has none: it would promise to detect "±0").
     """
     ok = (n_shared > 1) & np.isfinite(sd) & (sd > NO_SPREAD)
     if not ok.any():
         return None
     n = int(np.median(n_shared[ok]))
     spread = float(np.median(sd[ok]))
-    difference = _z(level, two_sided) * spread / math.sqrt(n)
+    fewest = fewest_at(level, two_sided=two_sided)
+    # Below the fewest units that can reach the level, power is 0 whatever the difference.
+    difference = _z(level, two_sided) * spread / math.sqrt(n) if n >= fewest else math.nan
     fewest_df = float(np.min(df[ok])) if df is not None and np.isfinite(df[ok]).any() else math.inf
     return Detectable(
-        n_shared=n, sd=spread, level=float(level), two_sided=two_sided, difference=difference, unit=unit, df=fewest_df
-    )
+        n_shared=n, sd=spread, level=float(level), two_sided=two_sided, difference=difference, unit=unit,
+        df=fewest_df, fewest=fewest,
+    )  # fmt: skip
+
+
+def fewest_at(level: float, *, two_sided: bool = True) -> int:
+    """The fewest non-zero differences whose sign-flip test can reach ``level`` (its smallest p is 2 / 2^k,
+    one-sided 1 / 2^k)."""
+    return max(1, math.ceil(math.log2(2.0 / (level * (1.0 if two_sided else 2.0))) - 1e-12))
 
 
 def needed_words(needed: int | None, n_shared: int, what: str = "tell", *, short: bool = False) -> str | None:
