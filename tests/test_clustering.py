@@ -481,3 +481,15 @@ def test_the_clustered_comparison_marks_its_extended_intervals_as_cluster_robust
     base, pr = _swe_shaped_comparison(31)
     text = rule_text(compare(base, pr, b=400, alpha=0.05, seed=0, cluster_by="cluster"), extended=True)
     assert "†: the cluster-robust CI excludes 0" in text and "bootstrap" not in text
+
+
+def test_the_gates_too_few_clusters_reason_is_true_of_a_one_sided_test() -> None:
+    # 5 clusters: a one-sided sign-flip test could reach 1/32 < 0.05, so the reason must not say that
+    # no test can; it says the comparison asks for the two-sided test's fewest.
+    g = np.repeat(np.arange(5), 40)
+    (change,) = compare(
+        clustered_runs("m", np.ones(g.size), g), clustered_runs("m", np.zeros(g.size), g), b=400, alpha=0.05,
+        seed=0, cluster_by="cluster", fail_on_regression=True,
+    ).models  # fmt: skip
+    assert change.reason is not None and change.reason.startswith("too few shared clusters (5 < 6)")
+    assert "no cluster sign-flip test can reach" not in change.reason

@@ -169,3 +169,12 @@ def test_a_pr_that_reweighs_tasks_is_compared_on_its_own_weights_and_says_how_ma
     a_pr = [r.score for r in pr if r.model_id == "a"]
     w = np.array([2.0 if t < 5 else 1.0 for t in range(n)])
     assert change.delta == pytest.approx(float((w * (np.array(a_pr) - np.array(a_base))).sum() / w.sum()))
+
+
+def test_a_table_whose_pairs_can_never_reach_alpha_says_so_under_the_leaderboard() -> None:
+    # Three tasks: no sign-flip test of 3 differences (smallest p 2 / 8) can reach 0.05, so the
+    # family is empty; "Holm's step-down over 0 pairs" would describe a correction that never ran.
+    runs = [EvalRun(f"m{m}", f"t{t}", "acc", (m + t) % 3 / 2) for m in range(3) for t in range(3)]
+    text = render_report(analyse(runs))
+    assert "over 0 pairs" not in text
+    assert "No pair's test can reach 0.05 at this size" in text

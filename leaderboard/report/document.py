@@ -465,6 +465,9 @@ def scope_line(board: Leaderboard) -> str | None:
             "Rank ranges, the top group, the verdict, vs next and every pairwise decision hold together: the "
             f"chance of any false claim in this table is at most {board.alpha:g} (Holm's step-down over "
             f"{count(table.family, 'pair')})."
+            if table.family
+            else f"No pair's test can reach {board.alpha:g} at this size, so no pair is separated and every rank "
+            "range is the whole table."
         )
     else:
         scope = (

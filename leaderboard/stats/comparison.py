@@ -380,9 +380,10 @@ def compare(
         elif unchanged[k]:
             verdict, reason, d, ci_lo, ci_hi = "unchanged", "the same score on every shared task", 0.0, 0.0, 0.0
         elif onehot is not None and clusters_shared[k] < fewest:
-            reason = (
-                f"too few shared clusters ({int(clusters_shared[k])} < {fewest}): "
+            reason = f"too few shared clusters ({int(clusters_shared[k])} < {fewest}): " + (
                 f"no cluster sign-flip test can reach alpha = {alpha:g}"
+                if two_sided
+                else f"the comparison asks for as many as a two-sided cluster sign-flip test needs at {alpha:g}"
             )
         elif shared_k < fewest:
             reason = f"too few shared tasks ({shared_k} < {fewest})"
