@@ -24,7 +24,7 @@ from ..stats.comparison import Comparison, ModelChange
 from ..stats.family import needed_words
 from ..stats.significance import min_tasks, p_text
 from ..validation import printable
-from .formatting import DASH, EXTENDED, count, difference, labels, signed
+from .formatting import DASH, EXTENDED, count, detectable_dict, difference, labels, signed
 from .markdown import md_code
 
 TITLE = "Compared with the base branch"
@@ -369,7 +369,7 @@ def comparison_dict(comparison: Comparison) -> dict[str, object]:
             "relabelled": comparison.relabelled,
             "reweighted": comparison.reweighted,
         },
-        "detectable": _detectable(comparison),
+        "detectable": detectable_dict(comparison.detectable),
         "counts": {
             "compared": len(comparison.models) - not_compared(comparison),
             "not_compared": not_compared(comparison),
@@ -418,21 +418,6 @@ def comparison_dict(comparison: Comparison) -> dict[str, object]:
         "removed_models": list(comparison.removed_models),
         "tasks_added": list(comparison.tasks_added),
         "tasks_dropped": list(comparison.tasks_dropped),
-    }
-
-
-def _detectable(comparison: Comparison) -> dict[str, object] | None:
-    d = comparison.detectable
-    if d is None:
-        return None
-    return {
-        "n_shared": d.n_shared,
-        "unit": d.unit,
-        "sd": d.sd,
-        "level": d.level,
-        "power": d.power,
-        "difference": None if math.isnan(d.difference) else d.difference,
-        "fewest": d.fewest,
     }
 
 

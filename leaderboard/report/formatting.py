@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
+from ..stats.family import Detectable
+
 DECIMALS = 3
 MAX_DECIMALS = 12
 LABEL_WIDTH = 48
@@ -182,3 +184,18 @@ def p_value(p: float, alpha: float | None = None) -> str:
 
 def count(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"
+
+
+def detectable_dict(d: Detectable | None) -> dict[str, object] | None:
+    """A minimum detectable difference as the JSON report holds it (leaderboard and comparison alike)."""
+    if d is None:
+        return None
+    return {
+        "n_shared": d.n_shared,
+        "unit": d.unit,
+        "sd": d.sd,
+        "level": d.level,
+        "power": d.power,
+        "difference": None if math.isnan(d.difference) else d.difference,
+        "fewest": d.fewest,
+    }

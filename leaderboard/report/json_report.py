@@ -23,6 +23,7 @@ from ..stats.aggregation import RESAMPLES_PER_TAIL, SIGNIFICANT, Leaderboard, mi
 from ..stats.family import METHOD_WORDS, family_resamples
 from ..stats.resampling import EXACT_LIMIT, EXACT_PAIR_LIMIT, FloatArray
 from ..stats.significance import EXACT_MAX_NONZERO, MC_RESAMPLES, METHOD_NAMES, NORMAL_MIN_EFFECTIVE, min_tasks
+from .formatting import detectable_dict
 
 REPORT_SCHEMA = "leaderboard-action/report"
 REPORT_SCHEMA_VERSION = 3
@@ -157,7 +158,7 @@ def report_dict(
         "design_effect": _design(board),
         "categories": list(board.categories),
         "top_group": list(board.top_group),
-        "detectable": _detectable(board),
+        "detectable": detectable_dict(board.detectable()),
         "rows": [
             {
                 "rank": r,
@@ -187,21 +188,6 @@ def report_dict(
     if pairs:
         report["pairs"] = [json.loads(line) for line in _pair_lines(board, 0, len(table))]
     return report
-
-
-def _detectable(board: Leaderboard) -> dict[str, object] | None:
-    d = board.detectable()
-    if d is None:
-        return None
-    return {
-        "n_shared": d.n_shared,
-        "unit": d.unit,
-        "sd": d.sd,
-        "level": d.level,
-        "power": d.power,
-        "difference": None if math.isnan(d.difference) else d.difference,
-        "fewest": d.fewest,
-    }
 
 
 def _clustering(board: Leaderboard) -> dict[str, object] | None:
