@@ -58,7 +58,7 @@ def cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 
 def stable(text: str, tmp: Path) -> str:
     """The documents name the files they read: the temporary folder and the checkout are made fixed."""
-    return text.replace(str(tmp), "$TMP").replace(str(ROOT.parent), "$WORK")
+    return text.replace(str(tmp), "$TMP").replace(str(ROOT), "$REPO").replace(str(ROOT.parent), "$WORK")
 
 
 @pytest.mark.parametrize("case", ["example", "swebench", "baseline-gate", "required", "composite", "cluster-category"])
