@@ -16,7 +16,7 @@ MAX_AMOUNT = 1e12
 REQUIRED_FIELDS = ("model_id", "task_id", "metric_name", "score")
 OPTIONAL_FIELDS = ("category", "weight")
 FIELDS = REQUIRED_FIELDS + OPTIONAL_FIELDS
-# What a record may say about the call itself (issue 10); absent, null, false and {} all mean "not said".
+# What a record may say about the call itself, besides its score; absent, null, false and {} all mean "not said".
 CALL_FIELDS = ("cost_usd", "latency_ms", "error", "metrics", "trial", "cluster")
 # The per-model metrics the leaderboard computes itself: a custom metric may not take their names.
 BUILTIN_METRICS = ("accuracy", "cost", "latency", "latency_p50", "error_rate")

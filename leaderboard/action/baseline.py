@@ -44,7 +44,8 @@ from github import Github, GithubException
 from ..archive import UnsafeArchive, extract_named
 from ..formats import ReadOptions, Session
 from ..formats.detect import detect
-from ..loading import FORMATS, load_runs
+from ..formats.evalrun import FORMATS
+from ..loading import load_runs
 from ..records import EvalRun
 from ..report.markdown import md_code, md_text
 from ..validation import InvalidEvalRuns
