@@ -99,6 +99,16 @@ def shown(value: object, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+LISTED = 10  # names a message lists before it counts the rest
+
+
+def listed(names: Sequence[str], limit: int = LISTED) -> str:
+    """``names`` joined with commas, the first ``limit`` of them and then how many more (a message stays short
+    whatever the input holds: a header may name 200,000 columns twice)."""
+    head = ", ".join(names[:limit])
+    return head if len(names) <= limit else f"{head} and {len(names) - limit:,} others"
+
+
 def encodable(value: str) -> bool:
     """False for a lone surrogate (JSON's "\\ud800"), which no text file, report or comment can hold."""
     try:

@@ -630,6 +630,19 @@ def test_invalid_data_in_the_artifact_names_the_files_and_a_true_fix(fake_github
     assert "fails the base branch's own run" not in outcome.fix
 
 
+def test_a_csv_of_200000_columns_each_twice_in_the_artifact_is_no_baseline_that_names_the_header(
+    fake_github: FakeGitHub,
+) -> None:
+    extra = ",".join(f"x{i}" for i in range(200_000))
+    wide = f"model_id,task_id,metric_name,score,{extra},{extra}\nm,t,acc,0.5\n"
+    with_merge_base_run(fake_github, make_zip({"results/mteb.jsonl": EXAMPLE.read_text(), "results/wide.csv": wide}))
+    outcome = lookup(fake_github)
+    assert isinstance(outcome, NoBaseline)
+    assert "(1 problem(s): results/wide.csv:1: the header row names the column(s) x0, x1, " in outcome.reason
+    assert "and 199,990 others more than once" in outcome.reason
+    assert len(outcome.reason) < 500
+
+
 HOSTILE_URL = (
     "https://github.com/octo/evals/actions/runs/1) ![x](https://evil.example/x.png) [click](https://evil.example"
 )

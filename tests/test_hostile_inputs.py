@@ -113,6 +113,26 @@ def test_a_csv_header_naming_a_column_twice_is_an_error(tmp_path: Path) -> None:
     assert problems_of([str(f)]) == [f"{f}:1: the header row names the column(s) score more than once"]
 
 
+WIDE = 200_000  # columns: a check that counts each column over the whole header would take hours
+
+
+def test_a_csv_header_of_200000_distinct_columns_loads_and_ignores_the_unknown_ones(tmp_path: Path) -> None:
+    f = tmp_path / "r.csv"
+    extra = [f"x{i}" for i in range(WIDE)]
+    f.write_text(",".join(["model_id", "task_id", "metric_name", "score", *extra]) + "\nm,t,acc,0.5\n")
+    assert [(r.model_id, r.task_id, r.score) for r in load_runs([str(f)])] == [("m", "t", 0.5)]
+
+
+def test_a_csv_header_of_200000_columns_each_twice_names_ten_and_counts_the_rest(tmp_path: Path) -> None:
+    f = tmp_path / "r.csv"
+    extra = [f"x{i:06d}" for i in range(WIDE)]
+    f.write_text(",".join(["model_id", "task_id", "metric_name", "score", *extra, *extra]) + "\nm,t,acc,0.5\n")
+    named = ", ".join(f"x{i:06d}" for i in range(10))
+    assert problems_of([str(f)]) == [
+        f"{f}:1: the header row names the column(s) {named} and {WIDE - 10:,} others more than once"
+    ]
+
+
 def test_plain_csv_numbers_still_read(tmp_path: Path) -> None:
     f = tmp_path / "r.csv"
     f.write_text("model_id,task_id,metric_name,score,weight\nm,a,acc,1,2e0\nm,b,acc,.25,+3\nm,c,acc,5E-1,\n")

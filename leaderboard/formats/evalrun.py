@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import csv
 import io
+from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
 from ..numbers import parse_decimal, parse_integer
 from ..paths import open_regular, over_budget
 from ..records import EvalRun, Source
-from ..validation import FIELDS
+from ..validation import FIELDS, listed
 from ._common import FileRead, ReadContext
 from .evalrun_json import JsonDocument, KeyCheckingDecoder, parse_failure
 from .evalrun_records import Sink, build
@@ -121,15 +122,18 @@ def _csv_records(text: str, name: str, sink: Sink) -> Iterator[tuple[int, dict[s
     start = 1
     try:
         header = next(reader, None) or []
-        missing = [f for f in FIELDS[:4] if f not in header]
-        twice = sorted({f for f in header if header.count(f) > 1})
+        # Counted once over the header: a per-column count of the whole header is quadratic, and a
+        # header may have hundreds of thousands of columns.
+        counts = Counter(header)
+        missing = [f for f in FIELDS[:4] if f not in counts]
+        twice = sorted(f for f, n in counts.items() if n > 1)
         if missing or twice:
             if missing:
                 sink.problem(f"the header row lacks the column(s) {', '.join(missing)}", name, 1)
             if twice:
-                sink.problem(f"the header row names the column(s) {', '.join(twice)} more than once", name, 1)
+                sink.problem(f"the header row names the column(s) {listed(twice)} more than once", name, 1)
             return
-        columns = {f: header.index(f) for f in (*FIELDS, *_CSV_CALL_FIELDS) if f in header}
+        columns = {f: header.index(f) for f in (*FIELDS, *_CSV_CALL_FIELDS) if f in counts}
         # A custom metric is a column "metrics.<name>".
         columns.update({f: i for i, f in enumerate(header) if f.startswith(_CSV_METRIC) and len(f) > len(_CSV_METRIC)})
         start = reader.line_num + 1
