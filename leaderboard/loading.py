@@ -18,7 +18,7 @@ from .formats import Session, Sink
 from .formats.evalrun_records import duplicates, spelling_problems
 from .paths import display_name, expand_paths
 from .records import EvalRun
-from .validation import InvalidEvalRuns, Problem
+from .validation import InvalidEvalRuns, Problem, task_field_problems
 
 __all__ = ["display_name", "expand_paths", "load_file", "load_runs"]
 
@@ -49,6 +49,7 @@ def _collapsed(problems: list[Problem]) -> list[Problem]:
 def _finish(runs: list[EvalRun], sink: Sink, names: list[str]) -> list[EvalRun]:
     sink.problems.extend(spelling_problems(runs, sink, names))
     sink.problems.extend(duplicates(runs, sink.rejected, names))
+    sink.problems.extend(task_field_problems(runs))
     if sink.problems:
         raise InvalidEvalRuns(_collapsed(sink.problems))
     return runs

@@ -5,7 +5,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
+
+import numpy as np
 
 from .limits import MAX_ID_LENGTH
 from .records import EvalRun, Source, is_failure
@@ -18,6 +21,8 @@ OPTIONAL_FIELDS = ("category", "weight")
 FIELDS = REQUIRED_FIELDS + OPTIONAL_FIELDS
 # What a record may say about the call itself, besides its score; absent, null, false and {} all mean "not said".
 CALL_FIELDS = ("cost_usd", "latency_ms", "error", "metrics", "trial", "cluster")
+# What describes the task rather than one call of it: every trial of a (model, task) must say the same.
+TASK_FIELDS = ("category", "cluster", "weight")
 # The per-model metrics the leaderboard computes itself: a custom metric may not take their names.
 BUILTIN_METRICS = ("accuracy", "cost", "latency", "latency_p50", "error_rate")
 # The fields that group records (a row, a column, a category mean): a stray space would split a group.
@@ -285,15 +290,70 @@ def find_duplicates(runs: Iterable[object]) -> list[Problem]:
     return problems
 
 
+def _codes(values: Sequence[object]) -> np.ndarray[Any, np.dtype[np.int64]]:
+    """Each value as the index of its first occurrence among the distinct values (equal values, one code)."""
+    code = {value: i for i, value in enumerate(dict.fromkeys(values))}
+    return np.fromiter(map(code.__getitem__, values), np.int64, len(values))
+
+
+def task_field_problems(runs: Sequence[EvalRun], indices: Sequence[int] | None = None) -> list[Problem]:
+    """Records of one (model, task) that disagree on what describes the task: a problem at each later one.
+
+    The records of a (model, task) are its trials, and they describe one task: its ``category``,
+    ``cluster`` and ``weight`` (``TASK_FIELDS``) must be the same on each, or which value counts would
+    depend on which record comes first. ``runs`` are in their order (a load's: files sorted, then
+    lines), and each problem is at a record that differs from the first of its (model, task), so one
+    is named whatever the order. ``indices``: the records' positions, for a record without a source.
+    """
+    if len(runs) < 2:
+        return []
+    models, tasks = map(attrgetter("model_id"), runs), map(attrgetter("task_id"), runs)
+    pairs = _codes(list(zip(models, tasks, strict=True)))
+    if int(pairs.max()) + 1 == len(runs):
+        return []  # no (model, task) twice: the common case, one pass
+    order = np.argsort(pairs, kind="stable")  # each (model, task) together, in record order
+    sorted_pairs = pairs[order]
+    starts = np.flatnonzero(np.r_[True, sorted_pairs[1:] != sorted_pairs[:-1]])
+    first = order[np.repeat(starts, np.diff(np.r_[starts, len(runs)]))]  # each record's first of its pair
+    problems: list[Problem] = []
+    for name in TASK_FIELDS:
+        codes = _codes(list(map(attrgetter(name), runs)))
+        for index in np.flatnonzero(codes[order] != codes[first]):
+            later, earlier = int(order[index]), int(first[index])
+            here, there = runs[later], runs[earlier]
+            if indices is not None:
+                later, earlier = indices[later], indices[earlier]
+            at = str(there.source) if there.source is not None else f"record #{earlier}"
+            problems.append(_disagreement(name, here, there, at, _where(here.source, later)))
+    return problems
+
+
+def _disagreement(name: str, here: EvalRun, there: EvalRun, at: str, where: Mapping[str, Any]) -> Problem:
+    pair = f"(model_id, task_id) = ({shown(here.model_id, 200)}, {shown(here.task_id, 200)})"
+    value, other = getattr(here, name), getattr(there, name)
+    message = (
+        f"{pair} has {name} {shown(value)} here but {shown(other)} at {printable(at)}: the trials of a task "
+        f"describe one task, so its {', '.join(TASK_FIELDS)} must be the same on each"
+    )
+    return Problem(message=message, field=name, **where)
+
+
 def validate_runs(runs: Sequence[EvalRun]) -> None:
     """Raise :class:`InvalidEvalRuns` listing every problem in ``runs``."""
     problems: list[Problem] = []
+    valid: list[EvalRun] = []
+    indices: list[int] = []
     for index, run in enumerate(runs):
         if not isinstance(run, EvalRun):
             problems.append(Problem(message=f"not an EvalRun: {type(run).__name__}", index=index))
             continue
         fields = {name: getattr(run, name) for name in FIELDS + CALL_FIELDS}
-        problems.extend(check_fields(fields, _where(run.source, index)))
+        found = check_fields(fields, _where(run.source, index))
+        problems.extend(found)
+        if not found:
+            valid.append(run)
+            indices.append(index)
     problems.extend(find_duplicates(runs))
+    problems.extend(task_field_problems(valid, indices))
     if problems:
         raise InvalidEvalRuns(problems)
