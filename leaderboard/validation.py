@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from .limits import MAX_ID_LENGTH
+from .numbers import parse_integer
 from .records import EvalRun, Source, is_failure
 
 # The largest cost, latency or custom metric a call may report: means and per-1k costs stay finite.
@@ -102,6 +103,21 @@ def shown(value: object, width: int = 60) -> str:
     except ValueError:  # int beyond sys.get_int_max_str_digits()
         return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"  # type: ignore[attr-defined]
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def trial_label(value: object) -> object:
+    """A ``trial`` as it is compared: text that is a plain integer is that integer (``"1"`` is trial 1 in JSON
+    as in CSV, where every cell is text); anything else as written."""
+    if isinstance(value, str):
+        number = parse_integer(value)
+        if number is not None:
+            return number
+    return value
+
+
+def trial_key(value: object) -> object:
+    """The trial a record is for duplicates: a record without ``trial`` is trial 1."""
+    return 1 if value is None else trial_label(value)
 
 
 LISTED = 10  # names a message lists before it counts the rest
@@ -254,18 +270,25 @@ def _call_problems(record: Mapping[str, object], where: Mapping[str, Any]) -> li
 
 
 def duplicate_problem(
-    model_id: str, task_id: str, first: str, where: Mapping[str, Any], trial: int | str | None = None
+    model_id: str,
+    task_id: str,
+    first: str,
+    where: Mapping[str, Any],
+    trial: object = None,
+    unnumbered: bool = False,
 ) -> Problem:
     """The same (model, task) twice would count a task twice: the one message for it, naming both places.
 
-    Several trials of one (model, task) are allowed when their ``trial`` values differ.
+    Several trials of one (model, task) are allowed when their ``trial`` values differ; ``unnumbered``:
+    one of the two has no ``trial`` and so is trial 1.
     """
     if trial is not None:
         key = f"(model_id, task_id, trial) = ({shown(model_id, 200)}, {shown(task_id, 200)}, {shown(trial, 200)})"
     else:
         key = f"(model_id, task_id) = ({shown(model_id, 200)}, {shown(task_id, 200)})"
+    note = " (a record without `trial` is trial 1)" if unnumbered else ""
     return Problem(
-        message=f"duplicate {key}; first seen at {printable(first)}",
+        message=f"duplicate {key}; first seen at {printable(first)}{note}",
         field="task_id",
         **where,
     )
@@ -273,20 +296,28 @@ def duplicate_problem(
 
 def find_duplicates(runs: Iterable[object]) -> list[Problem]:
     """The same (model, task) twice would count a task twice; name both places."""
-    first_seen: dict[tuple[str, str, object], tuple[Source | None, int]] = {}
+    first_seen: dict[tuple[str, str, object], tuple[EvalRun, int]] = {}
+    trials = any(isinstance(run, EvalRun) and run.trial is not None for run in runs)
     problems: list[Problem] = []
     for index, run in enumerate(runs):
         if not isinstance(run, EvalRun):
             continue
         if not (isinstance(run.model_id, str) and isinstance(run.task_id, str)):
             continue  # already reported as a type problem
-        key = (run.model_id, run.task_id, run.trial)
-        if key not in first_seen:
-            first_seen[key] = (run.source, index)
+        try:
+            key = (run.model_id, run.task_id, trial_key(run.trial))
+            earlier_run, earlier_index = first_seen.setdefault(key, (run, index))
+        except TypeError:
+            continue  # an unhashable trial: already reported as a type problem
+        if earlier_run is run:
             continue
-        earlier_source, earlier_index = first_seen[key]
-        earlier = str(earlier_source) if earlier_source is not None else f"record #{earlier_index}"
-        problems.append(duplicate_problem(run.model_id, run.task_id, earlier, _where(run.source, index), run.trial))
+        earlier = str(earlier_run.source) if earlier_run.source is not None else f"record #{earlier_index}"
+        unnumbered = trials and None in (run.trial, earlier_run.trial)
+        problems.append(
+            duplicate_problem(
+                run.model_id, run.task_id, earlier, _where(run.source, index), key[2] if trials else None, unnumbered
+            )
+        )
     return problems
 
 

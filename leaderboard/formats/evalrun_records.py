@@ -18,7 +18,17 @@ import numpy as np
 
 from .. import limits
 from ..records import NO_ERROR, EvalRun, Source
-from ..validation import CALL_FIELDS, KEY_FIELDS, Problem, check_fields, duplicate_problem, shown
+from ..validation import (
+    CALL_FIELDS,
+    KEY_FIELDS,
+    OPTIONAL_FIELDS,
+    Problem,
+    check_fields,
+    duplicate_problem,
+    shown,
+    trial_key,
+    trial_label,
+)
 
 _MAX_FLOAT = sys.float_info.max  # an int above it has no float: float() would raise OverflowError
 _CALL_KEYS = frozenset(CALL_FIELDS)
@@ -70,7 +80,10 @@ def build(record: object, source: Source, sink: Sink) -> EvalRun | None:
         return None
     get = record.get
     model_id, task_id, metric = get("model_id"), get("task_id"), get("metric_name")
-    score, category, weight = get("score"), get("category", "general"), get("weight", 1.0)
+    # null is "not given" for an optional field, as an empty CSV cell is: its default.
+    score, category, weight = get("score"), get("category"), get("weight")
+    category = "general" if category is None else category
+    weight = 1.0 if weight is None else weight
     # The common case, checked inline (a million records should load in seconds); anything
     # unusual goes through check_fields, which says exactly what is wrong.
     if (
@@ -94,6 +107,8 @@ def build(record: object, source: Source, sink: Sink) -> EvalRun | None:
             sys.intern(model_id), task_id, sys.intern(metric), float(score), sys.intern(category), float(weight),
             source=source,
         )  # fmt: skip
+    if any(record.get(name, "") is None for name in OPTIONAL_FIELDS):
+        record = {k: v for k, v in record.items() if not (v is None and k in OPTIONAL_FIELDS)}
     error = record.get("error")
     if isinstance(error, str) and error.lower() in NO_ERROR:
         record = {**record, "error": False}  # "0", "false", "": no error, not a reason for one
@@ -130,7 +145,7 @@ def _call_fields(record: dict[str, Any]) -> dict[str, Any]:
     if record.get("metrics"):
         out["metrics"] = {sys.intern(k): float(v) for k, v in record["metrics"].items()}
     if record.get("trial") is not None:
-        out["trial"] = record["trial"]
+        out["trial"] = trial_label(record["trial"])
     if record.get("cluster") is not None:
         out["cluster"] = sys.intern(record["cluster"])
     return out
@@ -205,10 +220,14 @@ def duplicates(runs: list[EvalRun], rejected: list[tuple[str, str, Source]], fil
     rather than an index of tuples as large as the records.
     """
     models = [*map(attrgetter("model_id"), runs), *(r[0] for r in rejected)]
-    # Trials of one (model, task) are distinct records; without trials, the task alone is the key.
+    # Trials of one (model, task) are distinct records, and a record without a trial is trial 1; without
+    # trials, the task alone is the key. A rejected record's trial is not known: it matches no trial.
     trials = any(run.trial is not None for run in runs)
-    task_of: Any = attrgetter("task_id", "trial") if trials else attrgetter("task_id")
-    tasks = [*map(task_of, runs), *((r[1], None) if trials else r[1] for r in rejected)]
+    if trials:
+        tasks: list[object] = [(run.task_id, trial_key(run.trial)) for run in runs]
+        tasks += [(r[1], None) for r in rejected]
+    else:
+        tasks = [*map(attrgetter("task_id"), runs), *(r[1] for r in rejected)]
     model_code = {m: i for i, m in enumerate(set(models))}
     task_code = {t: i for i, t in enumerate(set(tasks))}
     codes = np.fromiter(map(model_code.__getitem__, models), np.int64, len(models)) * len(task_code)
@@ -233,11 +252,12 @@ def duplicates(runs: list[EvalRun], rejected: list[tuple[str, str, Source]], fil
     problems = []
     for members in groups.values():
         seen = sorted((entry(i) for i in members), key=lambda e: (rank.get(e[2].file, -1), e[2].line))
-        first = seen[0][2]
+        first, first_trial = seen[0][2], seen[0][3]
         for model_id, task_id, source, trial in seen[1:]:
-            problems.append(
-                duplicate_problem(model_id, task_id, str(first), {"file": source.file, "line": source.line}, trial)
-            )
+            where = {"file": source.file, "line": source.line}
+            shown_trial = trial_key(trial) if trials else None
+            unnumbered = trials and None in (trial, first_trial)
+            problems.append(duplicate_problem(model_id, task_id, str(first), where, shown_trial, unnumbered))
     return problems
 
 
