@@ -336,8 +336,8 @@ def task_field_problems(runs: Sequence[EvalRun], indices: Sequence[int] | None =
     lines), and each problem is at a record that differs from the first of its (model, task), so one
     is named whatever the order. ``indices``: the records' positions, for a record without a source.
     """
-    if len(runs) < 2:
-        return []
+    if len(runs) < 2 or set(map(attrgetter("trial"), runs)) <= {None}:
+        return []  # without trials a (model, task) twice is a duplicate, reported as one
     models, tasks = map(attrgetter("model_id"), runs), map(attrgetter("task_id"), runs)
     pairs = _codes(list(zip(models, tasks, strict=True)))
     if int(pairs.max()) + 1 == len(runs):
