@@ -23,9 +23,10 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from fakegithub import FakeGitHub  # noqa: E402
 
-from leaderboard.action.baseline import Baseline, resolve_baseline  # noqa: E402
+from leaderboard.action.baseline import resolve_baseline  # noqa: E402
 from leaderboard.action.github_api import make_client  # noqa: E402
 from leaderboard.action.settings import parse_settings  # noqa: E402
+from leaderboard.baseline import Baseline  # noqa: E402
 
 BASE, HEAD, MERGE_BASE = "b" * 40, "c" * 40, "a" * 40
 PAYLOAD = {"number": 7, "pull_request": {"number": 7, "base": {"ref": "main", "sha": BASE}, "head": {"sha": HEAD}}}

@@ -125,9 +125,10 @@ def github_cases() -> None:
 
     from fakegithub import FakeGitHub, Fault
 
-    from leaderboard.action.baseline import NoBaseline, resolve_baseline
+    from leaderboard.action.baseline import resolve_baseline
     from leaderboard.action.github_api import CommentThread, GitHubUnavailable, make_client
     from leaderboard.action.settings import parse_settings
+    from leaderboard.baseline import NoBaseline
 
     def thread(fake: FakeGitHub) -> CommentThread:
         return CommentThread(make_client("test-token", fake.url), "octo/evals", 7, "leaderboard")

@@ -30,10 +30,11 @@ class Source:
 class EvalRun:
     """One model's score on one task, as the eval runner emits it.
 
-    The optional fields describe the call itself (issue 10): its price and latency, whether
+    The optional fields describe the call itself: its price and latency, whether
     it failed (``error``: True or a short reason; a failed call may have no ``score``), extra
     per-call ``metrics``, and which ``trial`` of the (model, task) it is when a task was run
-    more than once. ``cluster`` names the task's family (issue 15), read by ``cluster-by: cluster``.
+    more than once. ``cluster`` names the task's family, read by ``cluster-by: cluster``: tasks of one
+    family are not independent evidence, so the statistics resample families rather than tasks.
     """
 
     model_id: str
@@ -48,7 +49,7 @@ class EvalRun:
     # Not hashed: a mapping has no hash, and the other fields identify a record anyway.
     metrics: Mapping[str, float] = field(default_factory=_no_metrics, hash=False)
     trial: int | str | None = None
-    # The task's family (issue 15): a passage, a repository; the same for every model that ran the task.
+    # The task's family: a passage, a repository; the same for every model that ran the task.
     cluster: str | None = None
     # Provenance is not part of a record's identity: the same run read from
     # another file is the same run.
@@ -92,7 +93,7 @@ class LeaderboardRow:
     ci_note: str | None = None
     rank_lo: int | None = None
     rank_hi: int | None = None
-    # How the CI was made (issue 15): "percentile bootstrap", "Wilson", "CR2 t" or "clustered Wilson".
+    # How the CI was made, so the report can name it: "percentile bootstrap", "Wilson", "CR2 t" or "clustered Wilson".
     ci_method: str = "percentile bootstrap"
 
     @property
@@ -127,7 +128,7 @@ class PairwiseDiff:
     test: str = "none"
     reason: str | None = None
     tasks_needed: int | None = None
-    # With clustering (issue 15): the clusters of the shared tasks, and about how many clusters of the
+    # With clustering: the clusters of the shared tasks, and about how many clusters of the
     # observed size would detect the difference (tasks_needed is that many clusters' tasks).
     n_clusters: int | None = None
     clusters_needed: int | None = None

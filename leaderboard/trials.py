@@ -23,7 +23,7 @@ from .validation import validate_runs
 
 
 def _plain(runs: Sequence[EvalRun]) -> bool:
-    """Every record has no trial and no failure: one call, one score, as before issue 10.
+    """Every record has no trial and no failure: one call, one score, the common case that needs no work.
 
     Checked column by column (``map`` and ``set`` run in C): this is on every analysis' path.
     """

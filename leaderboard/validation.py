@@ -5,9 +5,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
+import numpy as np
+
 from .limits import MAX_ID_LENGTH
+from .numbers import parse_integer
 from .records import EvalRun, Source, is_failure
 
 # The largest cost, latency or custom metric a call may report: means and per-1k costs stay finite.
@@ -16,8 +20,10 @@ MAX_AMOUNT = 1e12
 REQUIRED_FIELDS = ("model_id", "task_id", "metric_name", "score")
 OPTIONAL_FIELDS = ("category", "weight")
 FIELDS = REQUIRED_FIELDS + OPTIONAL_FIELDS
-# What a record may say about the call itself (issue 10); absent, null, false and {} all mean "not said".
+# What a record may say about the call itself, besides its score; absent, null, false and {} all mean "not said".
 CALL_FIELDS = ("cost_usd", "latency_ms", "error", "metrics", "trial", "cluster")
+# What describes the task rather than one call of it: every trial of a (model, task) must say the same.
+TASK_FIELDS = ("category", "cluster", "weight")
 # The per-model metrics the leaderboard computes itself: a custom metric may not take their names.
 BUILTIN_METRICS = ("accuracy", "cost", "latency", "latency_p50", "error_rate")
 # The fields that group records (a row, a column, a category mean): a stray space would split a group.
@@ -97,6 +103,31 @@ def shown(value: object, width: int = 60) -> str:
     except ValueError:  # int beyond sys.get_int_max_str_digits()
         return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"  # type: ignore[attr-defined]
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def trial_label(value: object) -> object:
+    """A ``trial`` as it is compared: text that is a plain integer is that integer (``"1"`` is trial 1 in JSON
+    as in CSV, where every cell is text); anything else as written."""
+    if isinstance(value, str):
+        number = parse_integer(value)
+        if number is not None:
+            return number
+    return value
+
+
+def trial_key(value: object) -> object:
+    """The trial a record is for duplicates: a record without ``trial`` is trial 1."""
+    return 1 if value is None else trial_label(value)
+
+
+LISTED = 10  # names a message lists before it counts the rest
+
+
+def listed(names: Sequence[str], limit: int = LISTED) -> str:
+    """``names`` joined with commas, the first ``limit`` of them and then how many more (a message stays short
+    whatever the input holds: a header may name 200,000 columns twice)."""
+    head = ", ".join(names[:limit])
+    return head if len(names) <= limit else f"{head} and {len(names) - limit:,} others"
 
 
 def encodable(value: str) -> bool:
@@ -239,18 +270,25 @@ def _call_problems(record: Mapping[str, object], where: Mapping[str, Any]) -> li
 
 
 def duplicate_problem(
-    model_id: str, task_id: str, first: str, where: Mapping[str, Any], trial: int | str | None = None
+    model_id: str,
+    task_id: str,
+    first: str,
+    where: Mapping[str, Any],
+    trial: object = None,
+    unnumbered: bool = False,
 ) -> Problem:
     """The same (model, task) twice would count a task twice: the one message for it, naming both places.
 
-    Several trials of one (model, task) are allowed when their ``trial`` values differ.
+    Several trials of one (model, task) are allowed when their ``trial`` values differ; ``unnumbered``:
+    one of the two has no ``trial`` and so is trial 1.
     """
     if trial is not None:
         key = f"(model_id, task_id, trial) = ({shown(model_id, 200)}, {shown(task_id, 200)}, {shown(trial, 200)})"
     else:
         key = f"(model_id, task_id) = ({shown(model_id, 200)}, {shown(task_id, 200)})"
+    note = " (a record without `trial` is trial 1)" if unnumbered else ""
     return Problem(
-        message=f"duplicate {key}; first seen at {printable(first)}",
+        message=f"duplicate {key}; first seen at {printable(first)}{note}",
         field="task_id",
         **where,
     )
@@ -258,32 +296,95 @@ def duplicate_problem(
 
 def find_duplicates(runs: Iterable[object]) -> list[Problem]:
     """The same (model, task) twice would count a task twice; name both places."""
-    first_seen: dict[tuple[str, str, object], tuple[Source | None, int]] = {}
+    first_seen: dict[tuple[str, str, object], tuple[EvalRun, int]] = {}
+    trials = any(isinstance(run, EvalRun) and run.trial is not None for run in runs)
     problems: list[Problem] = []
     for index, run in enumerate(runs):
         if not isinstance(run, EvalRun):
             continue
         if not (isinstance(run.model_id, str) and isinstance(run.task_id, str)):
             continue  # already reported as a type problem
-        key = (run.model_id, run.task_id, run.trial)
-        if key not in first_seen:
-            first_seen[key] = (run.source, index)
+        try:
+            key = (run.model_id, run.task_id, trial_key(run.trial))
+            earlier_run, earlier_index = first_seen.setdefault(key, (run, index))
+        except TypeError:
+            continue  # an unhashable trial: already reported as a type problem
+        if earlier_run is run:
             continue
-        earlier_source, earlier_index = first_seen[key]
-        earlier = str(earlier_source) if earlier_source is not None else f"record #{earlier_index}"
-        problems.append(duplicate_problem(run.model_id, run.task_id, earlier, _where(run.source, index), run.trial))
+        earlier = str(earlier_run.source) if earlier_run.source is not None else f"record #{earlier_index}"
+        unnumbered = trials and None in (run.trial, earlier_run.trial)
+        problems.append(
+            duplicate_problem(
+                run.model_id, run.task_id, earlier, _where(run.source, index), key[2] if trials else None, unnumbered
+            )
+        )
     return problems
+
+
+def _codes(values: Sequence[object]) -> np.ndarray[Any, np.dtype[np.int64]]:
+    """Each value as the index of its first occurrence among the distinct values (equal values, one code)."""
+    code = {value: i for i, value in enumerate(dict.fromkeys(values))}
+    return np.fromiter(map(code.__getitem__, values), np.int64, len(values))
+
+
+def task_field_problems(runs: Sequence[EvalRun], indices: Sequence[int] | None = None) -> list[Problem]:
+    """Records of one (model, task) that disagree on what describes the task: a problem at each later one.
+
+    The records of a (model, task) are its trials, and they describe one task: its ``category``,
+    ``cluster`` and ``weight`` (``TASK_FIELDS``) must be the same on each, or which value counts would
+    depend on which record comes first. ``runs`` are in their order (a load's: files sorted, then
+    lines), and each problem is at a record that differs from the first of its (model, task), so one
+    is named whatever the order. ``indices``: the records' positions, for a record without a source.
+    """
+    if len(runs) < 2 or set(map(attrgetter("trial"), runs)) <= {None}:
+        return []  # without trials a (model, task) twice is a duplicate, reported as one
+    models, tasks = map(attrgetter("model_id"), runs), map(attrgetter("task_id"), runs)
+    pairs = _codes(list(zip(models, tasks, strict=True)))
+    if int(pairs.max()) + 1 == len(runs):
+        return []  # no (model, task) twice: the common case, one pass
+    order = np.argsort(pairs, kind="stable")  # each (model, task) together, in record order
+    sorted_pairs = pairs[order]
+    starts = np.flatnonzero(np.r_[True, sorted_pairs[1:] != sorted_pairs[:-1]])
+    first = order[np.repeat(starts, np.diff(np.r_[starts, len(runs)]))]  # each record's first of its pair
+    problems: list[Problem] = []
+    for name in TASK_FIELDS:
+        codes = _codes(list(map(attrgetter(name), runs)))
+        for index in np.flatnonzero(codes[order] != codes[first]):
+            later, earlier = int(order[index]), int(first[index])
+            here, there = runs[later], runs[earlier]
+            if indices is not None:
+                later, earlier = indices[later], indices[earlier]
+            at = str(there.source) if there.source is not None else f"record #{earlier}"
+            problems.append(_disagreement(name, here, there, at, _where(here.source, later)))
+    return problems
+
+
+def _disagreement(name: str, here: EvalRun, there: EvalRun, at: str, where: Mapping[str, Any]) -> Problem:
+    pair = f"(model_id, task_id) = ({shown(here.model_id, 200)}, {shown(here.task_id, 200)})"
+    value, other = getattr(here, name), getattr(there, name)
+    message = (
+        f"{pair} has {name} {shown(value)} here but {shown(other)} at {printable(at)}: the trials of a task "
+        f"describe one task, so its {', '.join(TASK_FIELDS)} must be the same on each"
+    )
+    return Problem(message=message, field=name, **where)
 
 
 def validate_runs(runs: Sequence[EvalRun]) -> None:
     """Raise :class:`InvalidEvalRuns` listing every problem in ``runs``."""
     problems: list[Problem] = []
+    valid: list[EvalRun] = []
+    indices: list[int] = []
     for index, run in enumerate(runs):
         if not isinstance(run, EvalRun):
             problems.append(Problem(message=f"not an EvalRun: {type(run).__name__}", index=index))
             continue
         fields = {name: getattr(run, name) for name in FIELDS + CALL_FIELDS}
-        problems.extend(check_fields(fields, _where(run.source, index)))
+        found = check_fields(fields, _where(run.source, index))
+        problems.extend(found)
+        if not found:
+            valid.append(run)
+            indices.append(index)
     problems.extend(find_duplicates(runs))
+    problems.extend(task_field_problems(valid, indices))
     if problems:
         raise InvalidEvalRuns(problems)

@@ -29,9 +29,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from leaderboard import EvalRun, analyse, load_runs  # noqa: E402
-from leaderboard.action.baseline import Baseline, describe_markdown  # noqa: E402
+from leaderboard.baseline import Baseline  # noqa: E402
 from leaderboard.config import read_config  # noqa: E402
 from leaderboard.engine import evaluate  # noqa: E402
+from leaderboard.report.baseline import describe_markdown  # noqa: E402
 from leaderboard.report.comparison import comment_section  # noqa: E402
 from leaderboard.report.composite import ACCURACY_HEADING, composite_section, composite_verdict  # noqa: E402
 from leaderboard.report.document import Commit, comment_body  # noqa: E402

@@ -17,18 +17,14 @@ from runner_env import TOKEN
 from test_action import Result, assert_no_secret, run_action
 from test_archive import make_zip
 
-from leaderboard.action import baseline as baseline_module
-from leaderboard.action.baseline import (
-    MAX_ARTIFACT_LOOKUPS,
-    Baseline,
-    NoBaseline,
-    _Missing,
-    fetch_without_credentials,
-    resolve_baseline,
-    workflow_file,
-)
+from leaderboard.action import artifact, download
+from leaderboard.action.artifact import MAX_ARTIFACT_LOOKUPS, ArtifactLookup, workflow_file
+from leaderboard.action.baseline import resolve_baseline
+from leaderboard.action.download import Missing, fetch_without_credentials
 from leaderboard.action.github_api import make_client
 from leaderboard.action.settings import parse_settings
+from leaderboard.baseline import Baseline, NoBaseline, age_text, describe
+from leaderboard.report.baseline import describe_markdown
 
 ARTIFACT = "eval-results"
 BASE, HEAD, MERGE_BASE, NEWER, OLDER = ("b" * 40, "h" * 40, "a1b2c3d" + "0" * 33, "e" * 40, "0" * 40)
@@ -368,10 +364,10 @@ def test_the_download_is_capped_while_streaming(fake_github: FakeGitHub, tmp_pat
     url = f"{fake_github.url}/storage/artifacts/{fake_github.artifacts[0]['id']}.zip?sig=x"
     fetch_without_credentials(url, tmp_path / "ok.zip")
     assert (tmp_path / "ok.zip").read_bytes() == GOOD
-    with pytest.raises(_Missing, match=r"is \d+ bytes, more than the 100 allowed"):  # as declared
+    with pytest.raises(Missing, match=r"is \d+ bytes, more than the 100 allowed"):  # as declared
         fetch_without_credentials(url, tmp_path / "big.zip", limit=100)
     fake_github.storage_without_length = True
-    with pytest.raises(_Missing, match="more than the 100 bytes allowed"):  # as counted while streaming
+    with pytest.raises(Missing, match="more than the 100 bytes allowed"):  # as counted while streaming
         fetch_without_credentials(url, tmp_path / "big.zip", limit=100)
     assert_storage_never_saw_the_token(fake_github)
 
@@ -398,7 +394,7 @@ def test_the_workflow_file_comes_from_github_workflow_ref() -> None:
 
 
 def test_ages_read_naturally() -> None:
-    assert [baseline_module.age_text(d) for d in (0.01, 0.5, 1, 1.04, 3.25, 20)] == [
+    assert [age_text(d) for d in (0.01, 0.5, 1, 1.04, 3.25, 20)] == [
         "less than an hour old", "12 hours old", "1 day old", "1 day old", "3.2 days old", "20 days old",
     ]  # fmt: skip
 
@@ -444,7 +440,7 @@ def test_a_rate_limit_or_an_outage_is_no_baseline_that_says_to_re_run(fake_githu
 def test_no_lookup_call_starts_after_the_deadline(fake_github: FakeGitHub) -> None:
     fake_github.merge_bases[(BASE, HEAD)] = MERGE_BASE
     fake_github.add_run(MERGE_BASE, created_at=ago(1), artifacts={ARTIFACT: GOOD})
-    ticks = iter([0.0, 1.0, baseline_module.DEADLINE + 1])  # start, compare, then the run list: too late
+    ticks = iter([0.0, 1.0, artifact.DEADLINE + 1])  # start, compare, then the run list: too late
     outcome = resolve_baseline(
         settings_for(fake_github), make_client(TOKEN, fake_github.url), 7, datetime.now(UTC), payload=PAYLOAD,
         clock=lambda: next(ticks),
@@ -456,7 +452,7 @@ def test_no_lookup_call_starts_after_the_deadline(fake_github: FakeGitHub) -> No
 def test_a_storage_that_hangs_is_no_baseline_within_the_timeout(
     fake_github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(baseline_module, "DOWNLOAD_TIMEOUT", (1.0, 0.3))
+    monkeypatch.setattr(download, "DOWNLOAD_TIMEOUT", (1.0, 0.3))
     fake_github.merge_bases[(BASE, HEAD)] = MERGE_BASE
     fake_github.add_run(MERGE_BASE, created_at=ago(1), artifacts={ARTIFACT: GOOD})
     fake_github.faults.append(Fault("GET", r"/storage/.*", 200, delay=2.0, after=True, times=10))
@@ -466,7 +462,7 @@ def test_a_storage_that_hangs_is_no_baseline_within_the_timeout(
     assert isinstance(outcome, NoBaseline)
     assert outcome.reason.startswith("downloading the artifact from its storage failed (")
     storage = [r for r in fake_github.requests if r.path.startswith("/storage/")]
-    assert len(storage) == 1 + baseline_module.STORAGE_RETRIES  # tried again, as API reads are
+    assert len(storage) == 1 + download.STORAGE_RETRIES  # tried again, as API reads are
 
 
 # --- Issue 17: hostile and malformed answers, slow storage, odd archives ------------------------
@@ -587,7 +583,7 @@ def test_a_run_list_trickling_a_byte_at_a_time_ends_at_the_call_limit(
 def test_a_storage_trickling_a_byte_at_a_time_ends_at_the_download_deadline(
     fake_github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(baseline_module, "DOWNLOAD_DEADLINE", 1.0)
+    monkeypatch.setattr(download, "DOWNLOAD_DEADLINE", 1.0)
     with_merge_base_run(fake_github)
     fake_github.trickle.append((r"/storage/.*", 0.01))  # a byte per 10 ms: no read ever times out
     started = time.monotonic()
@@ -634,6 +630,19 @@ def test_invalid_data_in_the_artifact_names_the_files_and_a_true_fix(fake_github
     assert "fails the base branch's own run" not in outcome.fix
 
 
+def test_a_csv_of_200000_columns_each_twice_in_the_artifact_is_no_baseline_that_names_the_header(
+    fake_github: FakeGitHub,
+) -> None:
+    extra = ",".join(f"x{i}" for i in range(200_000))
+    wide = f"model_id,task_id,metric_name,score,{extra},{extra}\nm,t,acc,0.5\n"
+    with_merge_base_run(fake_github, make_zip({"results/mteb.jsonl": EXAMPLE.read_text(), "results/wide.csv": wide}))
+    outcome = lookup(fake_github)
+    assert isinstance(outcome, NoBaseline)
+    assert "(1 problem(s): results/wide.csv:1: the header row names the column(s) x0, x1, " in outcome.reason
+    assert "and 199,990 others more than once" in outcome.reason
+    assert len(outcome.reason) < 500
+
+
 HOSTILE_URL = (
     "https://github.com/octo/evals/actions/runs/1) ![x](https://evil.example/x.png) [click](https://evil.example"
 )
@@ -650,7 +659,7 @@ def test_run_addresses_from_the_api_never_reach_a_link_and_a_non_hex_sha_is_not_
     assert isinstance(outcome, Baseline) and outcome.sha == NEWER
     assert outcome.run_url == f"https://github.com/octo/evals/actions/runs/{chosen['id']}"
     assert outcome.sha_url == f"https://github.com/octo/evals/commit/{NEWER}"
-    html = gfm(baseline_module.describe_markdown(outcome))
+    html = gfm(describe_markdown(outcome))
     assert "evil" not in html and "<img" not in html
     assert re.findall(r'href="([^"]*)"', html) == [outcome.sha_url, outcome.run_url]
 
@@ -659,7 +668,7 @@ def test_a_server_url_that_could_end_a_link_gives_no_links(fake_github: FakeGitH
     with_merge_base_run(fake_github)
     outcome = lookup(fake_github, GITHUB_SERVER_URL="https://github.com/x) ![x](https://evil.example/x.png")
     assert isinstance(outcome, Baseline) and outcome.sha_url is None and outcome.run_url is None
-    html = gfm(baseline_module.describe_markdown(outcome))
+    html = gfm(describe_markdown(outcome))
     assert "href" not in html and "<img" not in html and "a1b2c3d" in html
 
 
@@ -671,8 +680,8 @@ def gfm(markdown: str) -> str:
 
 
 def test_no_baseline_shows_its_code_spans_as_code_and_the_status_page_as_a_link() -> None:
-    outcome = NoBaseline("no successful run of `leaderboard.yml` on `main` was found", baseline_module.RETRY_FIX)
-    markdown = baseline_module.describe_markdown(outcome)
+    outcome = NoBaseline("no successful run of `leaderboard.yml` on `main` was found", download.RETRY_FIX)
+    markdown = describe_markdown(outcome)
     html = gfm(markdown)
     assert "<code>leaderboard.yml</code>" in html and "<code>main</code>" in html and "`" not in html
     assert '<a href="https://www.githubstatus.com">githubstatus.com</a>' in html
@@ -686,7 +695,7 @@ def test_no_baseline_shows_its_code_spans_as_code_and_the_status_page_as_a_link(
 )  # fmt: skip
 def test_values_inside_a_no_baseline_reason_make_no_markup(value: str) -> None:
     outcome = NoBaseline(f"GitHub refused listing the runs on `{value}` (HTTP 403: {value})", f"see `{value}`")
-    html = gfm(baseline_module.describe_markdown(outcome))
+    html = gfm(describe_markdown(outcome))
     assert set(re.findall(r"<(/?[a-z]+)", html)) <= {"p", "/p", "strong", "/strong", "code", "/code"}
     outside_code = re.sub(r"<code>.*?</code>", "", html, flags=re.S)
     assert "@octocat" not in outside_code.replace("@&#8203;octocat", "").replace("@\u200boctocat", "")
@@ -698,7 +707,7 @@ def test_an_unexpected_failure_in_the_lookup_is_no_baseline_not_a_failed_step(
     def broken(self: object, pull: object) -> None:
         raise KeyError("surprise")
 
-    monkeypatch.setattr(baseline_module._ArtifactLookup, "_merge_base", broken)
+    monkeypatch.setattr(ArtifactLookup, "_merge_base", broken)
     outcome = lookup(fake_github)
     assert isinstance(outcome, NoBaseline)
     assert outcome.reason == "looking up the baseline failed unexpectedly (KeyError)"
@@ -706,7 +715,6 @@ def test_an_unexpected_failure_in_the_lookup_is_no_baseline_not_a_failed_step(
 
 def test_the_baseline_line_counts_its_records_with_thousands_separators() -> None:
     from leaderboard import EvalRun
-    from leaderboard.action.baseline import describe, describe_markdown
 
     runs = tuple(EvalRun("m", f"t{k}", "acc", 1.0) for k in range(6000))
     origin = Baseline(

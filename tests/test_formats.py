@@ -584,7 +584,7 @@ def test_the_comment_note_is_none_when_nothing_was_left_out_or_averaged() -> Non
 
 
 def test_baseline_files_are_read_with_the_same_format_options_as_runs(tmp_path: Path) -> None:
-    from leaderboard.action.baseline import load_baseline_files
+    from leaderboard.baseline import load_baseline_files
 
     copy_run(tmp_path, f"{LM}/samples_bias_classification_{BIAS}.json", f"{LM}/results_{BIAS}.json")
     baseline = load_baseline_files(("*",), str(tmp_path), ReadOptions(metric="acc_norm"))

@@ -17,6 +17,9 @@ RECORD = {"model_id": "m", "task_id": "t1", "metric_name": "acc", "score": 0.5}
 NFC, NFD = unicodedata.normalize("NFC", "café"), unicodedata.normalize("NFD", "café")
 
 
+WIDE = 200_000  # columns or keys: a check that looks each one up in a list of them would take hours
+
+
 def problems_of(patterns: list[str], root: Path | None = None) -> list[str]:
     with pytest.raises(InvalidEvalRuns) as caught:
         load_runs(patterns, root=root)
@@ -84,6 +87,17 @@ def test_a_duplicate_key_in_a_jsonl_object_is_an_error(tmp_path: Path) -> None:
     ]
 
 
+def test_a_jsonl_line_of_200000_keys_each_written_twice_names_ten_and_counts_the_rest(tmp_path: Path) -> None:
+    f = tmp_path / "r.jsonl"
+    pairs = ", ".join(f'"k{i}": 1, "k{i}": 2' for i in range(WIDE))
+    f.write_text('{"model_id": "m", "task_id": "t", "metric_name": "a", "score": 0.5, ' + pairs + "}\n")
+    named = ", ".join(f"'k{i}'" for i in range(10))
+    assert problems_of([str(f)]) == [
+        f"{f}:1: the JSON object has the key(s) {named} and {WIDE - 10:,} others more than once; "
+        "which value counts is ambiguous"
+    ]
+
+
 def test_a_duplicate_key_in_a_json_document_is_an_error_at_its_record(tmp_path: Path) -> None:
     f = tmp_path / "r.json"
     f.write_text('[\n{"model_id": "m", "task_id": "t", "metric_name": "a", "score": 0.5},\n'
@@ -111,6 +125,23 @@ def test_a_csv_header_naming_a_column_twice_is_an_error(tmp_path: Path) -> None:
     f = tmp_path / "r.csv"
     f.write_text("model_id,task_id,metric_name,score,score\nm,t,acc,2,0.5\n")
     assert problems_of([str(f)]) == [f"{f}:1: the header row names the column(s) score more than once"]
+
+
+def test_a_csv_header_of_200000_distinct_columns_loads_and_ignores_the_unknown_ones(tmp_path: Path) -> None:
+    f = tmp_path / "r.csv"
+    extra = [f"x{i}" for i in range(WIDE)]
+    f.write_text(",".join(["model_id", "task_id", "metric_name", "score", *extra]) + "\nm,t,acc,0.5\n")
+    assert [(r.model_id, r.task_id, r.score) for r in load_runs([str(f)])] == [("m", "t", 0.5)]
+
+
+def test_a_csv_header_of_200000_columns_each_twice_names_ten_and_counts_the_rest(tmp_path: Path) -> None:
+    f = tmp_path / "r.csv"
+    extra = [f"x{i:06d}" for i in range(WIDE)]
+    f.write_text(",".join(["model_id", "task_id", "metric_name", "score", *extra, *extra]) + "\nm,t,acc,0.5\n")
+    named = ", ".join(f"x{i:06d}" for i in range(10))
+    assert problems_of([str(f)]) == [
+        f"{f}:1: the header row names the column(s) {named} and {WIDE - 10:,} others more than once"
+    ]
 
 
 def test_plain_csv_numbers_still_read(tmp_path: Path) -> None:

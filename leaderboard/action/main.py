@@ -21,12 +21,14 @@ from typing import Any, TextIO
 
 from github import Github
 
+from ..baseline import Baseline, NoBaseline, describe
 from ..composite import CompositeBoard
 from ..config import Config, read_config
 from ..engine import DEFAULT_ALPHA, DEFAULT_RESAMPLES, DEFAULT_SEED, evaluate
 from ..formats import Session, comment_note, load_summary
 from ..loading import load_runs
 from ..records import EvalRun
+from ..report.baseline import describe_markdown
 from ..report.comparison import (
     TITLE,
     comment_section,
@@ -63,7 +65,7 @@ from ..stats.family import DEFAULT_CORRECTION
 from ..stats.task_changes import TaskChanges, task_changes
 from ..trials import failures
 from ..validation import InvalidEvalRuns, Problem, printable
-from .baseline import Baseline, NoBaseline, describe, describe_markdown, resolve_baseline
+from .baseline import resolve_baseline
 from .event import head_sha, pull_request_number
 from .github_api import (
     CommentOutcome,

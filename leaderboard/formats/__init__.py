@@ -1,6 +1,8 @@
-"""Reading eval harnesses' own output files: lm-evaluation-harness, Inspect, HELM, promptfoo, OpenAI evals.
+"""Reading eval results: the EvalRun format, and the harnesses' own output files (lm-evaluation-harness,
+Inspect, HELM, promptfoo, OpenAI evals).
 
-One entry point, :class:`Session`, reads a file in the format its content shows (or the one the
+Each format has one reader with one signature (:data:`Reader`), listed in :data:`READERS`. One entry
+point, :class:`Session`, reads a file in the format its content shows (or the one the
 ``format`` input names) and maps it to EvalRun records, each keeping its place (file and line;
 ``archive.eval!samples/1_epoch_1.json`` for a zip member, line 1). A :class:`LoadReport` tells what
 was read: per file the format, records, unscored samples left out, trials averaged.
@@ -16,17 +18,21 @@ from pathlib import Path
 from .. import limits
 from ..records import EvalRun
 from ..validation import Problem
-from . import helm, inspect_log, lm_eval, openai_evals, promptfoo
-from ._common import FORMAT_NAMES, FileRead, ReadOptions, Refused, read_whole
-from .detect import COMPANION_OF, HELM_RUN_FILE, LM_EVAL_RESULTS, detect
+from . import evalrun, helm, inspect_log, lm_eval, openai_evals, promptfoo
+from ._common import COMPANION_OF, FORMAT_NAMES, FileRead, ReadContext, Reader, ReadOptions, Refused
+from .detect import detect
+from .evalrun_records import Sink
 from .ziplimits import ZipLimits
 
 __all__ = [
     "FORMAT_NAMES",
+    "READERS",
     "FileReport",
     "LoadReport",
     "ReadOptions",
+    "Reader",
     "Session",
+    "Sink",
     "ZipLimits",
     "comment_note",
     "detect",
@@ -122,6 +128,17 @@ def comment_note(report: LoadReport) -> str | None:
     return " ".join(notes) or None
 
 
+# The one reader of each format, all with the signature of :data:`Reader`.
+READERS: dict[str, Reader] = {
+    "evalrun": evalrun.read,
+    "lm-eval": lm_eval.read,
+    "inspect": inspect_log.read,
+    "helm": helm.read,
+    "promptfoo": promptfoo.read,
+    "openai-evals": openai_evals.read,
+}
+
+
 class Session:
     """Reads the files of one load, sharing what several files need (an lm-eval results file)."""
 
@@ -140,46 +157,23 @@ class Session:
         unscored = sum(f.unscored for f in self._files)
         return Problem(f"no scored record in the files read ({_plural(unscored, 'unscored sample')} left out)")
 
-    def note_evalrun(self, name: str, records: int) -> None:
-        """Count an EvalRun file, read by :mod:`leaderboard.loading` itself."""
-        self._files.append(FileReport(name, "evalrun", records))
-
-    def read(self, path: Path, name: str, problems: list[Problem]) -> list[EvalRun] | None:
-        """The records of a harness's file, problems appended to ``problems``; None for an EvalRun file."""
-        wanted = self.options.format
-        if wanted == "evalrun":
-            return None
-        try:
-            info = path.stat()
-            # Only a regular file is looked into: opening a FIFO would wait for a writer forever.
-            kind = detect(path) if stat.S_ISREG(info.st_mode) else None
-        except OSError:
-            return None  # the EvalRun reader says why the file cannot be read
-        if not stat.S_ISREG(info.st_mode):
-            return None  # ... and refuses it by name
-        if wanted == "auto":
-            if kind is None or kind == "evalrun":
-                return None
-        elif kind is not None and wanted not in (kind, COMPANION_OF.get(kind)):
-            problems.append(
-                Problem(f"the input 'format' is {wanted!r}, but this file is {kind} output", name, field="format")
-            )
+    def read(self, path: Path, name: str, sink: Sink) -> list[EvalRun]:
+        """The records of the file at ``path`` in the format its content shows (or the ``format`` input
+        names); its problems appended to ``sink.problems``."""
+        context = ReadContext(sink, self.zip_limits, self._results)
+        kind = self._format(path, name, sink.problems)
+        if kind is None:
             return []
-        if info.st_size > self._budget:
-            problems.append(
-                Problem(
-                    f"is {info.st_size:,} bytes, more than the {self._budget:,} left: harness output files of a run "
-                    f"may hold {limits.MAX_HARNESS_INPUT_BYTES:,} bytes together",
-                    name,
-                )
-            )
-            return []
-        self._budget -= info.st_size
-        read = FileRead(path, name, self.options, kind or wanted)
-        runs: list[EvalRun] = []
+        read = FileRead(path, name, self.options, kind)
+        if kind == "evalrun":
+            runs = READERS["evalrun"](read, context)
+            self._files.append(FileReport(name, "evalrun", len(runs)))
+            return runs
+        problems = sink.problems
+        runs = []
         before = len(problems)
         try:
-            runs = self._dispatch(kind or wanted, read)
+            runs = READERS[COMPANION_OF.get(kind, kind)](read, context)
         except Refused as refused:
             problems.append(Problem(str(refused), refused.file or name, refused.line, refused.field))
             runs = []
@@ -200,38 +194,39 @@ class Session:
         )  # fmt: skip
         return runs
 
-    def _dispatch(self, kind: str, read: FileRead) -> list[EvalRun]:
-        if kind == "lm-eval":
-            if lm_eval.RESULTS_NAME.fullmatch(read.path.name):
-                read.format = LM_EVAL_RESULTS
-                lm_eval.check_results(read)
-                return []
-            return list(lm_eval.read_samples(read, self._results))
-        if kind == LM_EVAL_RESULTS:
-            lm_eval.check_results(read)
-            return []
-        if kind == "inspect":
-            if _is_zip(read.path):
-                inspect_log.read_eval_zip(read, self.zip_limits)
-            else:
-                inspect_log.read_json_log(read, read_whole(read.path))
-        elif kind == "helm":
-            if read.path.name != helm.PER_INSTANCE and helm.is_run_file(read.path):
-                read.format, read.companion = HELM_RUN_FILE, True
-                return []
-            helm.read_per_instance(read, read_whole(read.path))
-        elif kind == HELM_RUN_FILE:
-            read.companion = True
-            return []
-        elif kind == "promptfoo":
-            promptfoo.read_export(read, read_whole(read.path))
-        elif kind == "openai-evals":
-            openai_evals.read_record(read)
-        else:  # pragma: no cover - FORMAT_NAMES and detect() name no other
-            raise Refused(f"no reader for format {kind!r}")
-        return list(read.records())
+    def _format(self, path: Path, name: str, problems: list[Problem]) -> str | None:
+        """The format to read the file in; None with the problem appended when it is not to be read.
 
-
-def _is_zip(path: Path) -> bool:
-    with path.open("rb") as handle:
-        return handle.read(4) in (b"PK\x03\x04", b"PK\x05\x06")
+        Anything that is not clearly a harness's output (not a regular file, unreadable, not
+        recognised) is read as EvalRun, whose reader says why it cannot be read.
+        """
+        wanted = self.options.format
+        if wanted == "evalrun":
+            return "evalrun"
+        try:
+            info = path.stat()
+            # Only a regular file is looked into: opening a FIFO would wait for a writer forever.
+            kind = detect(path) if stat.S_ISREG(info.st_mode) else None
+        except OSError:
+            return "evalrun"
+        if not stat.S_ISREG(info.st_mode):
+            return "evalrun"
+        if wanted == "auto":
+            if kind is None or kind == "evalrun":
+                return "evalrun"
+        elif kind is not None and wanted not in (kind, COMPANION_OF.get(kind)):
+            problems.append(
+                Problem(f"the input 'format' is {wanted!r}, but this file is {kind} output", name, field="format")
+            )
+            return None
+        if info.st_size > self._budget:
+            problems.append(
+                Problem(
+                    f"is {info.st_size:,} bytes, more than the {self._budget:,} left: harness output files of a run "
+                    f"may hold {limits.MAX_HARNESS_INPUT_BYTES:,} bytes together",
+                    name,
+                )
+            )
+            return None
+        self._budget -= info.st_size
+        return kind or wanted

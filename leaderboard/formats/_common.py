@@ -1,18 +1,28 @@
-"""What every reader shares: options, the per-file tally, the mean over trials, judging scores."""
+"""What every reader shares: the one reader signature, options, the per-file tally, the trials, judging scores."""
 
 from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import limits
 from ..records import EvalRun, Source
 from ..validation import Problem
+from .evalrun_records import Sink
+from .ziplimits import ZipLimits
+
+if TYPE_CHECKING:
+    from .lm_eval import Results
 
 FORMAT_NAMES = ("auto", "evalrun", "lm-eval", "inspect", "helm", "promptfoo", "openai-evals")
+# What detection can say besides the six input formats: files read only with another one.
+LM_EVAL_RESULTS = "lm-eval results"
+HELM_RUN_FILE = "helm run file"
+COMPANION_OF = {LM_EVAL_RESULTS: "lm-eval", HELM_RUN_FILE: "helm"}
 
 
 @dataclass(frozen=True)
@@ -34,6 +44,15 @@ class Refused(Exception):
         self.line = line
         self.field = field
         self.file = file  # a zip member's name, when it is one of them that is wrong
+
+
+@dataclass
+class ReadContext:
+    """What the readers of one load share across its files."""
+
+    sink: Sink  # the EvalRun reader's: problems, bytes left, ids seen (checked over all files at the end)
+    zip_limits: ZipLimits | None = None  # an Inspect .eval zip's bounds (None: the defaults)
+    lm_eval_results: dict[Path, Results] = field(default_factory=dict)  # each results file, read once
 
 
 @dataclass
@@ -125,6 +144,12 @@ class FileRead:
     def trials(self) -> int:
         """The trials of those tasks."""
         return sum(len(held.calls) for held in self._trials.values() if len(held.calls) > 1)
+
+
+Reader = Callable[["FileRead", ReadContext], list[EvalRun]]
+"""Every format's reader: one file's records; problems in ``FileRead.problems`` (the EvalRun reader's,
+which are judged with every file of the load, in ``ReadContext.sink``). A reader may raise
+:class:`Refused` with the one problem that stops the file."""
 
 
 def non_empty(value: object) -> str | None:

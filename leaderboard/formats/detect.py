@@ -9,12 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import helm, lm_eval
+from ._common import HELM_RUN_FILE, LM_EVAL_RESULTS
 from ._json import read_head, sniff
-
-# What detection can say besides the six input formats: files read only with another one.
-LM_EVAL_RESULTS = "lm-eval results"
-HELM_RUN_FILE = "helm run file"
-COMPANION_OF = {LM_EVAL_RESULTS: "lm-eval", HELM_RUN_FILE: "helm"}
 
 _LM_EVAL_RESULTS_KEYS = frozenset({"configs", "versions", "n-shot", "group_subtasks", "higher_is_better"})
 _OPENAI_EVALS_KEYS = frozenset({"spec", "final_report", "event_id"})

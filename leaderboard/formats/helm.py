@@ -12,7 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ._common import FileRead, Refused, describe, non_empty, read_whole
+from ..records import EvalRun
+from ._common import HELM_RUN_FILE, FileRead, ReadContext, Refused, describe, non_empty, read_whole
 from ._json import BrokenJson, located_array
 
 DEFAULT_METRIC = "exact_match"
@@ -113,3 +114,12 @@ def is_run_file(path: Path) -> bool:
     return path.name in RUN_FILES and (
         path.with_name(PER_INSTANCE).is_file() or path.with_name("run_spec.json").is_file()
     )
+
+
+def read(file: FileRead, context: ReadContext) -> list[EvalRun]:
+    """The records of ``per_instance_stats.json``; a run file gives none (it is read for its run's identity)."""
+    if file.format == HELM_RUN_FILE or (file.path.name != PER_INSTANCE and is_run_file(file.path)):
+        file.format, file.companion = HELM_RUN_FILE, True
+        return []
+    read_per_instance(file, read_whole(file.path))
+    return list(file.records())

@@ -17,10 +17,12 @@ import json
 import math
 import re
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
+from ..records import EvalRun
 from ..validation import Problem
-from ._common import FileRead, Refused, describe, non_empty
+from ._common import FileRead, ReadContext, Refused, describe, non_empty, read_whole
 from ._json import elements_with_lines
 from .ziplimits import BoundedZip, ZipLimitError, ZipLimits
 
@@ -173,3 +175,17 @@ def read_json_log(read: FileRead, text: str) -> None:
         raise Refused("not an Inspect log: a JSON log is one object")
     samples = ((sample, line, None) for line, sample in elements_with_lines(text, ("samples",)))
     read_samples(read, document, samples)
+
+
+def read(file: FileRead, context: ReadContext) -> list[EvalRun]:
+    """The records of an Inspect log: a ``.eval`` zip, or the older JSON log."""
+    if _is_zip(file.path):
+        read_eval_zip(file, context.zip_limits)
+    else:
+        read_json_log(file, read_whole(file.path))
+    return list(file.records())
+
+
+def _is_zip(path: Path) -> bool:
+    with path.open("rb") as handle:
+        return handle.read(4) in (b"PK\x03\x04", b"PK\x05\x06")

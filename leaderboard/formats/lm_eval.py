@@ -19,7 +19,7 @@ from typing import Any
 
 from .. import limits
 from ..records import EvalRun, Source
-from ._common import FileRead, Refused, describe, read_whole, too_long
+from ._common import LM_EVAL_RESULTS, FileRead, ReadContext, Refused, describe, read_whole, too_long
 
 _DATE = r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?"
 SAMPLES_NAME = re.compile(rf"samples_(?P<task>.+)_(?P<date>{_DATE})\.jsonl?")
@@ -263,3 +263,12 @@ def check_results(read: FileRead) -> None:
             "lm-eval results hold only aggregate scores and no samples file of this run is beside it: "
             "run lm_eval with --log_samples and keep the samples_<task>_<date>.jsonl files with it"
         )
+
+
+def read(file: FileRead, context: ReadContext) -> list[EvalRun]:
+    """A samples file's records; a results file gives none (it is checked, and names the model for its samples)."""
+    if file.format == LM_EVAL_RESULTS or RESULTS_NAME.fullmatch(file.path.name):
+        file.format = LM_EVAL_RESULTS
+        check_results(file)
+        return []
+    return list(read_samples(file, context.lm_eval_results))

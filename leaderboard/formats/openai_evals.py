@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 
-from ._common import FileRead, Refused, describe, non_empty, unit_score
+from ..records import EvalRun
+from ._common import FileRead, ReadContext, Refused, describe, non_empty, unit_score
 from ._json import json_lines
 
 DEFAULT_METRIC = "correct"
@@ -71,3 +72,9 @@ def read_record(read: FileRead) -> None:
             read.unscored += 1
             continue
         read.add(model, sample, metric, score, category, read.source(number))
+
+
+def read(file: FileRead, context: ReadContext) -> list[EvalRun]:
+    """The records of an OpenAI evals log (JSON lines of ``spec``, ``sample`` and ``match`` events)."""
+    read_record(file)
+    return list(file.records())

@@ -12,7 +12,8 @@ import json
 from collections import Counter
 from typing import Any
 
-from ._common import FileRead, Refused, describe, non_empty, unit_score
+from ..records import EvalRun
+from ._common import FileRead, ReadContext, Refused, describe, non_empty, read_whole, unit_score
 from ._json import BrokenJson, located_array
 
 DEFAULT_METRIC = "score"
@@ -89,3 +90,9 @@ def read_export(read: FileRead, text: str) -> None:
             read.unscored += 1
             continue
         read.add(model, str(test), metric, score, "general", read.source(line))
+
+
+def read(file: FileRead, context: ReadContext) -> list[EvalRun]:
+    """The records of a promptfoo export (``promptfoo eval -o results.json``)."""
+    read_export(file, read_whole(file.path))
+    return list(file.records())
