@@ -12,6 +12,8 @@ import sys
 from collections.abc import Iterator, Mapping
 from typing import TextIO
 
+from .redact import redacted
+
 
 def escape_data(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
@@ -72,6 +74,7 @@ def set_outputs(path: str | None, outputs: Mapping[str, str]) -> None:
         return
     with open(path, "a", encoding="utf-8") as handle:
         for name, value in outputs.items():
+            value = redacted(value)  # a later step may print or post it: no secret in any output
             if "\n" in value or "\r" in value:
                 delimiter = f"ghadelimiter_{secrets.token_hex(16)}"
                 handle.write(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
@@ -83,6 +86,7 @@ def append_summary(path: str | None, markdown: str) -> bool:
     """Append to ``$GITHUB_STEP_SUMMARY``; False when there is no summary file."""
     if not path:
         return False
+    markdown = redacted(markdown)  # the summary is a document anyone with read access sees
     with open(path, "a", encoding="utf-8") as handle:
         handle.write(markdown if markdown.endswith("\n") else markdown + "\n")
     return True
