@@ -190,3 +190,24 @@ def test_a_runs_artifacts_are_listed_newest_first(fake_github: FakeGitHub) -> No
     url = f"{fake_github.url}/repos/octo/evals/actions/runs/{run['id']}/artifacts"
     _, listed = make_client(TOKEN, fake_github.url).requester.requestJsonAndCheck("GET", url)
     assert [a["created_at"][:10] for a in listed["artifacts"]] == ["2026-11-29", "2026-11-28", "2026-11-27"]
+
+
+# --- what is said about forks is true ---------------------------------------------------------------
+
+
+def test_the_fork_advice_says_a_fork_token_reads_artifacts_and_only_the_comment_is_blocked() -> None:
+    """GitHub gives a fork's pull request a read-only token, `actions: read` included when asked for."""
+    from conftest import ROOT
+
+    from leaderboard.action.baseline import PERMISSION_FIX
+
+    texts = [
+        ROOT / "README.md",
+        ROOT / "action.yml",
+        *(ROOT / "docs").rglob("*.*"),
+        *(ROOT / "leaderboard").rglob("*.py"),
+    ]
+    for path in texts:
+        text = " ".join(path.read_text(errors="replace").split())
+        assert "cannot read artifacts" not in text and "can't read artifacts" not in text, path
+    assert "still reads artifacts" in PERMISSION_FIX and "cannot write the comment" in PERMISSION_FIX
