@@ -11,6 +11,7 @@ import json
 import re
 import threading
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -20,6 +21,13 @@ from urllib.parse import parse_qs, urlsplit
 BOT = "github-actions[bot]"
 COMMENT_LIMIT = 65536
 GHES_PREFIX = "/api/v3"  # GitHub Enterprise Server serves the REST API under it
+GHES_GRAPHQL = "/api/graphql"  # and GraphQL beside it (github.com: /graphql)
+API_VERSIONS = ("2022-11-28",)  # the REST versions GitHub accepts; another is answered 400
+
+
+def user_id(login: str) -> int:
+    """An account's id, the same in REST's ``user.id`` and GraphQL's ``databaseId``."""
+    return 10_000 + zlib.crc32(login.encode()) % 10**7
 
 
 @dataclass
@@ -28,7 +36,7 @@ class Fault:
 
     method: str
     path: str  # a regex matched against the path
-    status: int
+    status: int  # 0: no answer of its own (a delay, then the real answer)
     times: int = 1
     headers: dict[str, str] = field(default_factory=dict)
     message: str = "Server Error"
@@ -38,6 +46,27 @@ class Fault:
     body: Any = None  # the answer's body instead of {"message": message}: JSON, or bytes sent as they are
 
 
+SECONDARY_MESSAGE = (
+    "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out "
+    "to GitHub Support for help, please include the request ID 0000:1111:2222:3333:4444."
+)
+
+
+def secondary_rate_limit(method: str, path: str, times: int = 10) -> Fault:
+    """GitHub's secondary rate limit as documented: 403, the message, requests left, no Retry-After."""
+    headers = {"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "4987", "X-RateLimit-Used": "13",
+               "X-RateLimit-Reset": str(int(time.time()) + 3000), "X-RateLimit-Resource": "core"}  # fmt: skip
+    return Fault(method, path, 403, times=times, headers=headers, message=SECONDARY_MESSAGE)
+
+
+def primary_rate_limit(method: str, path: str, status: int = 403, times: int = 10) -> Fault:
+    """GitHub's primary rate limit: 403 or 429, no requests left until X-RateLimit-Reset (in an hour)."""
+    headers = {"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "0", "X-RateLimit-Used": "5000",
+               "X-RateLimit-Reset": str(int(time.time()) + 3600), "X-RateLimit-Resource": "core"}  # fmt: skip
+    message = "API rate limit exceeded for installation ID 1234567."
+    return Fault(method, path, status, times=times, headers=headers, message=message)
+
+
 @dataclass
 class Request:
     method: str
@@ -45,6 +74,7 @@ class Request:
     query: dict[str, list[str]]
     body: Any
     authorization: str | None
+    api_version: str | None = None  # the X-GitHub-Api-Version header sent
 
 
 class FakeGitHub:
@@ -53,6 +83,8 @@ class FakeGitHub:
         self.user_status = 403  # GET /user with the workflow token
         self.graphql_status = 200
         self.graphql_bot_suffix = True  # whether GraphQL writes a bot's login with "[bot]"
+        # GitHub Enterprise Server: REST only under /api/v3, GraphQL at /api/graphql (github.com: / and /graphql)
+        self.ghes = False
         self.comments: dict[tuple[str, int], list[dict[str, Any]]] = {}
         self.faults: list[Fault] = []
         self.requests: list[Request] = []
@@ -151,7 +183,7 @@ class FakeGitHub:
         return [
             f"{r.method} {r.path}"
             for r in self.requests
-            if r.method in ("POST", "PATCH", "DELETE") and r.path != "/graphql"
+            if r.method in ("POST", "PATCH", "DELETE") and r.path not in ("/graphql", GHES_GRAPHQL)
         ]
 
     # --- the API ---------------------------------------------------------------------------
@@ -169,7 +201,7 @@ class FakeGitHub:
             "body": body,
             "user": {
                 "login": login,
-                "id": abs(hash(login)) % 10**6,
+                "id": user_id(login),
                 "type": "Bot" if login.endswith("[bot]") else "User",
             },
             "created_at": stamp,
@@ -223,8 +255,9 @@ class FakeGitHub:
                 raw = self.rfile.read(length) if length else b""
                 body = json.loads(raw) if raw else None
                 auth = self.headers.get("Authorization")
+                version = self.headers.get("X-GitHub-Api-Version")
                 with fake._lock:
-                    fake.requests.append(Request(method, parts.path, parse_qs(parts.query), body, auth))
+                    fake.requests.append(Request(method, parts.path, parse_qs(parts.query), body, auth, version))
                     fault = next(
                         (
                             f
@@ -250,7 +283,7 @@ class FakeGitHub:
             def _answer(
                 self, method: str, parts: Any, body: Any, auth: str | None, fault: Fault | None
             ) -> tuple[int, Any, dict[str, str]] | None:
-                faulty = None if fault is None else (
+                faulty = None if fault is None or fault.status == 0 else (
                     fault.status, {"message": fault.message} if fault.body is None else fault.body, fault.headers
                 )  # fmt: skip
                 if faulty is not None and fault is not None and not fault.after:
@@ -270,13 +303,23 @@ class FakeGitHub:
                         self.wfile.write(blob)
                         return None
                     return 200, blob, {}
+                path, api = parts.path, fake.url
+                if fake.ghes:  # nothing but the API's prefixes answers on an Enterprise Server
+                    if path == GHES_GRAPHQL:
+                        path = "/graphql"
+                    elif path.startswith(GHES_PREFIX + "/"):
+                        path, api = path.removeprefix(GHES_PREFIX), fake.url + GHES_PREFIX
+                    else:
+                        return 404, {"message": "Not Found"}, {}
+                elif path.startswith("/api/"):  # api.github.com has no /api/v3 nor /api/graphql
+                    return 404, {"message": "Not Found", "documentation_url": "https://docs.github.com/rest"}, {}
+                version = self.headers.get("X-GitHub-Api-Version")
+                if version is not None and version not in API_VERSIONS:
+                    return 400, {"message": f"API version {version} is not supported."}, {}
                 token = (auth or "").split(" ", 1)[-1]
                 login = fake.tokens.get(token)
                 if login is None:
                     return 401, {"message": "Bad credentials"}, {}
-                path, api = parts.path, fake.url
-                if path.startswith(GHES_PREFIX + "/"):
-                    path, api = path.removeprefix(GHES_PREFIX), fake.url + GHES_PREFIX
                 self.api = api
                 answer = self._route(method, path, parse_qs(parts.query), body, login)
                 return faulty if faulty is not None else answer  # after: the work was done, the answer is lost
@@ -291,11 +334,13 @@ class FakeGitHub:
                         return 200, {"errors": [{"message": "unsupported query"}]}, {}
                     is_bot = login.endswith("[bot]")
                     shown = login if fake.graphql_bot_suffix or not is_bot else login.removesuffix("[bot]")
-                    return 200, {"data": {"viewer": {"__typename": "Bot" if is_bot else "User", "login": shown}}}, {}
+                    # The schema types viewer as User (non-null), whatever kind of account the token is.
+                    viewer = {"__typename": "User", "login": shown, "databaseId": user_id(login)}
+                    return 200, {"data": {"viewer": viewer}}, {}
                 if method == "GET" and path == "/user":
                     if fake.user_status != 200:
                         return fake.user_status, {"message": "Resource not accessible by integration"}, {}
-                    return 200, {"login": login, "id": 1, "type": "User"}, {}
+                    return 200, {"login": login, "id": user_id(login), "type": "User"}, {}
                 if method == "GET" and (actions := self._actions(path, query)) is not None:
                     return actions
                 m = re.fullmatch(r"/repos/([^/]+/[^/]+)/issues/(\d+)/comments", path)
@@ -411,6 +456,7 @@ class FakeGitHub:
                         a for a in fake.artifacts
                         if a["workflow_run"]["id"] == run_id and ("name" not in query or a["name"] == query["name"][0])
                     ]  # fmt: skip
+                    found.sort(key=lambda a: (a["created_at"], a["id"]), reverse=True)  # GitHub: newest first
                     shown = [
                         {**{k: v for k, v in a.items() if k != "_repo"},
                          "url": f"{api}/repos/{repo}/actions/artifacts/{a['id']}",

@@ -240,6 +240,7 @@ def test_only_expired_artifacts_mean_no_baseline_that_says_they_expired(workspac
 
 
 def test_github_enterprise_server_is_reached_under_its_api_prefix(workspace: Path, fake_github) -> None:
+    fake_github.ghes = True
     fake_github.merge_bases[(BASE, HEAD)] = MERGE_BASE
     fake_github.add_run(MERGE_BASE, created_at=ago(1), artifacts={ARTIFACT: GOOD})
 

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
-from fakegithub import BOT, Fault
+from fakegithub import BOT, Fault, primary_rate_limit, secondary_rate_limit
 
 from leaderboard.action.github_api import (
     CommentRefused,
     CommentThread,
     GitHubUnavailable,
+    RateLimited,
     TokenRejected,
     make_client,
 )
@@ -78,9 +80,24 @@ def test_a_github_app_token_is_the_apps_bot_and_leaves_the_actions_bots_comment_
     assert theirs["body"].endswith("by the workflow token")
 
 
-def test_a_bot_login_without_the_bot_suffix_in_graphql_is_matched_as_rest_writes_it(fake_github) -> None:
+def test_a_bot_login_without_the_bot_suffix_in_graphql_finds_its_comment_by_the_accounts_id(fake_github) -> None:
     fake_github.graphql_bot_suffix = False
-    assert thread(fake_github).identity() == BOT
+    ours = fake_github.add_comment(REPO, PR, marker(KEY) + "\nold")
+    outcome = thread(fake_github).upsert(BODY)
+    assert (outcome.action, outcome.comment_id) == ("updated", ours["id"]) and len(fake_github.thread()) == 1
+
+
+def test_viewer_is_a_user_in_graphql_whatever_the_token_and_no_other_accounts_comment_is_taken(fake_github) -> None:
+    """GraphQL types ``viewer`` as User: a token's kind cannot be read from it, and is not needed."""
+    fake_github.graphql_bot_suffix = False  # the app's login "evals-app", REST's "evals-app[bot]"
+    fake_github.tokens["ghs_app"] = "evals-app[bot]"
+    person = fake_github.add_comment(REPO, PR, marker(KEY) + "\nby a person", login="evals-app")
+    workflow = fake_github.add_comment(REPO, PR, marker(KEY) + "\nby the workflow token")
+    ours = fake_github.add_comment(REPO, PR, marker(KEY) + "\nold", login="evals-app[bot]")
+    outcome = thread(fake_github, token="ghs_app").upsert(BODY)
+    assert (outcome.action, outcome.comment_id) == ("updated", ours["id"])
+    assert person["body"].endswith("by a person") and workflow["body"].endswith("by the workflow token")
+    assert writes(fake_github) == [f"PATCH /repos/{REPO}/issues/comments/{ours['id']}"]
 
 
 def test_without_graphql_get_user_answers_and_its_403_means_the_actions_bot(fake_github) -> None:
@@ -339,3 +356,86 @@ def test_a_truncated_comments_list_is_an_error_not_a_json_traceback(fake_github)
     with pytest.raises(GitHubUnavailable, match="listing the PR's comments failed: GitHub's answer was not valid JSON"):
         thread(fake_github).upsert(BODY)
     assert writes(fake_github) == []
+
+
+# --- rate limits are not refusals ------------------------------------------------------------
+
+COMMENTS = rf"/repos/{REPO}/issues/{PR}/comments"
+CALLS = {  # each call the comment thread makes, and a comment of ours already there where it needs one
+    "viewer": ("POST", r"/graphql", False),
+    "list": ("GET", COMMENTS, False),
+    "create": ("POST", COMMENTS, False),
+    "edit": ("PATCH", rf"/repos/{REPO}/issues/comments/\d+", True),
+}
+
+
+@pytest.mark.parametrize("call", sorted(CALLS))
+@pytest.mark.parametrize("limit", ["secondary", "primary 403", "primary 429"])
+def test_a_rate_limit_on_any_comment_call_is_a_rate_limit_not_a_refusal(fake_github, call: str, limit: str) -> None:
+    method, path, existing = CALLS[call]
+    if existing:
+        fake_github.add_comment(REPO, PR, marker(KEY) + "\nold")
+    fault = (
+        secondary_rate_limit(method, path)
+        if limit == "secondary"
+        else primary_rate_limit(method, path, status=int(limit.split()[1]))
+    )
+    fake_github.faults.append(fault)
+    start = time.monotonic()
+    with pytest.raises(RateLimited, match=f"GitHub's {limit.split()[0]} rate limit stopped .*not a permission problem"):
+        thread(fake_github).upsert(BODY)
+    assert time.monotonic() - start < 5  # GitHub asks for a minute or more: not waited out, not hammered
+    assert [r.method for r in fake_github.calls(method) if re.fullmatch(path, r.path)] == [method]
+
+
+def test_a_rate_limit_is_told_by_pygithubs_own_exception_too(fake_github) -> None:
+    from github import RateLimitExceededException
+
+    from leaderboard.action.github_api import _rate_limit_wait
+
+    assert _rate_limit_wait(RateLimitExceededException(403, {"message": "slow down"}, {})) is not None
+    assert _rate_limit_wait(RateLimitExceededException(403, {"message": "Resource not accessible"}, {})) is not None
+
+
+def test_a_permission_refusal_with_requests_left_is_still_a_refusal(fake_github) -> None:
+    refusal = secondary_rate_limit("POST", COMMENTS)
+    refusal.message = "Resource not accessible by integration"
+    fake_github.faults.append(refusal)
+    with pytest.raises(CommentRefused, match="HTTP 403: Resource not accessible by integration"):
+        thread(fake_github).upsert(BODY)
+
+
+# --- what every request says, and GitHub Enterprise Server ----------------------------------
+
+
+def test_every_request_names_the_rest_api_version(fake_github) -> None:
+    fake_github.add_comment(REPO, PR, marker(KEY) + "\nold")
+    thread(fake_github).upsert(BODY)
+    assert fake_github.requests and {r.api_version for r in fake_github.requests} == {"2022-11-28"}
+
+
+def test_an_api_version_github_does_not_know_is_answered_400(fake_github) -> None:
+    import requests
+
+    answer = requests.get(f"{fake_github.url}/user", headers={"X-GitHub-Api-Version": "1999-01-01"}, timeout=5)
+    assert answer.status_code == 400
+
+
+def test_on_enterprise_server_graphql_is_beside_the_rest_prefix(fake_github) -> None:
+    fake_github.ghes = True
+    fake_github.user_status = 200  # were GraphQL missed, GET /user would give a wrong identity
+    fake_github.tokens["pat"] = "alice"
+    client = make_client("pat", f"{fake_github.url}/api/v3")
+    outcome = CommentThread(client, REPO, PR, KEY, sleep=lambda _: None).upsert(BODY)
+    assert outcome.action == "created" and fake_github.thread()[0]["user"]["login"] == "alice"
+    assert [r.path for r in fake_github.requests] == [
+        "/api/graphql",
+        f"/api/v3/repos/{REPO}/issues/{PR}/comments",
+        f"/api/v3/repos/{REPO}/issues/{PR}/comments",
+    ]
+
+
+def test_enterprise_server_answers_nothing_outside_its_api_prefix(fake_github) -> None:
+    fake_github.ghes = True
+    with pytest.raises(CommentRefused, match="HTTP 404"):
+        thread(fake_github).upsert(BODY)  # the client pointed at the host without /api/v3

@@ -44,7 +44,7 @@ from ..validation import InvalidEvalRuns
 from . import github_api
 from .deadline import DeadlineExceeded, time_limit
 from .download import MAX_ZIP_BYTES, RETRY_FIX, Missing, fetch_without_credentials
-from .github_api import _message, _rate_limit_wait
+from .github_api import message
 from .settings import Settings
 
 STALE_DAYS = 14  # a baseline older than this is said to be old
@@ -55,8 +55,8 @@ PR_EVENTS = ("pull_request", "pull_request_target", "pull_request_review", "pull
 
 PERMISSION_FIX = (
     "give the job `permissions: actions: read` (besides `contents: read` and `pull-requests: write`); "
-    "a pull request from a fork gets a read-only token that cannot read artifacts: use the `workflow_run` "
-    "recipe of the README"
+    "a pull request from a fork gets a read-only token, which still reads artifacts when the workflow asks for "
+    "`actions: read` but cannot write the comment: use the `workflow_run` recipe of the README"
 )
 UPLOAD_FIX = (
     "upload the EvalRun files on the base branch from this workflow: run it on `push` to `{branch}` and add "
@@ -203,9 +203,12 @@ class ArtifactLookup:
         except ValueError as exc:  # JSONDecodeError: a truncated or garbled answer
             raise Missing(f"{what} failed (GitHub's answer was not valid JSON)", RETRY_FIX) from exc
         except GithubException as exc:
-            detail = f"HTTP {exc.status}: {_message(exc)}"
-            if _rate_limit_wait(exc) is not None:
-                raise Missing(f"GitHub's rate limit stopped {what} ({detail})", RETRY_FIX) from exc
+            detail = f"HTTP {exc.status}: {message(exc)}"
+            if github_api.rate_limit_wait(exc.status, exc.headers, message(exc)) is not None:
+                kind = github_api.rate_limit_text(exc.status, exc.headers, message(exc))
+                raise Missing(
+                    f"GitHub's {kind} stopped {what} ({detail}), not a permission problem", RETRY_FIX
+                ) from exc
             if exc.status in (401, 403):
                 raise Missing(f"GitHub refused {what} ({detail})", fix) from exc
             if exc.status == 404:
@@ -214,9 +217,12 @@ class ArtifactLookup:
         except requests.RequestException as exc:
             raise Missing(f"{what} failed ({type(exc).__name__})", RETRY_FIX) from exc
 
-    def _get(self, what: str, url: str, params: dict[str, Any], fix: str = PERMISSION_FIX) -> Any:
+    def _get(
+        self, what: str, url: str, params: dict[str, Any], fix: str = PERMISSION_FIX, requester: Any = None
+    ) -> Any:
         """One GET through PyGithub's requester: exactly one request (no pagination, no lazy completion)."""
-        return self._call(what, lambda: self.gh.requester.requestJsonAndCheck("GET", url, parameters=params)[1], fix)
+        via = requester or self.gh.requester
+        return self._call(what, lambda: via.requestJsonAndCheck("GET", url, parameters=params)[1], fix)
 
     # -- steps ------------------------------------------------------------------------------
 
@@ -300,7 +306,7 @@ class ArtifactLookup:
         try:
             data = self._get(
                 "comparing the base and head commits", f"{self.repo_url}/compare/{base_sha}...{head_sha}",
-                {"per_page": 1},
+                {"per_page": 1}, requester=github_api.slow_requester(self.gh),
             )  # fmt: skip
         except Missing as missing:  # the newest run on the base branch still serves
             return None, [f"merge-base unknown: {missing.outcome.reason}"]
@@ -407,6 +413,10 @@ class ArtifactLookup:
             raise Missing(
                 f"artifact `{artifact.name}` has expired", UPLOAD_FIX.format(branch=branch, artifact=artifact.name)
             )
+        if github_api.rate_limit_wait(status, headers, _json_message(body)) is not None:
+            kind = github_api.rate_limit_text(status, headers, _json_message(body))
+            raise Missing(f"GitHub's {kind} stopped {what} (HTTP {status}: {_json_message(body)}), not a permission "
+                          "problem", RETRY_FIX)  # fmt: skip
         if status in (401, 403, 404):
             raise Missing(f"GitHub refused {what} (HTTP {status}: {_json_message(body)})", PERMISSION_FIX)
         if status not in (301, 302, 303, 307, 308) or not location:

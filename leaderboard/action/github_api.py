@@ -22,16 +22,24 @@ from functools import partial
 from typing import Any
 
 import requests
-from github import Auth, Github, GithubException, GithubRetry
+import urllib3
+from github import Auth, Github, GithubException, GithubRetry, RateLimitExceededException
 from github.IssueComment import IssueComment
 from github.Requester import Requester
 
 from ..report.document import marker, same_content
 from .deadline import DeadlineExceeded, time_limit
+from .redact import redacted
 
 # The identity behind the workflow's GITHUB_TOKEN (for which GET /user answers 403).
 ACTIONS_BOT = "github-actions[bot]"
 REQUEST_TIMEOUT = 5  # seconds per HTTP request; GitHub answers these calls in well under one
+# The comparison of a base and a head far apart may take GitHub about ten seconds to compute.
+COMPARE_TIMEOUT = 15
+# The REST version every request names: the answers' shapes stay those this code was written against.
+API_VERSION = "2022-11-28"
+# GitHub's advice on a secondary rate limit without Retry-After: wait at least a minute.
+SECONDARY_WAIT = 60.0
 RETRY_WAIT = 5.0  # longest wait PyGithub's retry may make between tries (rate limit or backoff)
 # No call starts after DEADLINE seconds, and one call lasts at most 3 tries x 5 s + 2 waits
 # x 5 s, so the whole update ends within 30 + 25 s: under a minute, as promised.
@@ -61,6 +69,10 @@ class TokenRejected(Exception):
 
 class GitHubUnavailable(Exception):
     """GitHub kept failing (5xx, rate limits, network) until the deadline."""
+
+
+class RateLimited(GitHubUnavailable):
+    """GitHub's rate limit (primary or secondary) stopped a call: a matter of time, not of permission."""
 
 
 @dataclass(frozen=True)
@@ -94,14 +106,31 @@ class _BoundedRetry(GithubRetry):
     """
 
     def increment(self, method: Any = None, url: Any = None, response: Any = None, *args: Any, **kwargs: Any) -> Any:
-        if response is not None:
-            wait = retry_after(response.headers.get("Retry-After"))
-            if wait is not None and wait > RETRY_WAIT:
-                try:
-                    data: Any = json.loads(self.get_content(response, url or ""))
-                except Exception:  # the body is only a detail of the error
-                    data = {"message": f"rate limited, retry after {wait:g} s"}
-                raise GithubException(response.status, data, dict(response.headers))
+        if response is None:
+            return super().increment(method, url, response, *args, **kwargs)
+        headers = dict(response.headers)
+        wait = retry_after(response.headers.get("Retry-After"))
+        if wait is None and response.status == 403:
+            # The body can be read once: it is read here, and GithubRetry (which would read it
+            # again) is bypassed. A 403 that is no rate limit is not retried, as GithubRetry does.
+            try:
+                data: Any = json.loads(self.get_content(response, url or ""))
+            except Exception:  # the body is only a detail of the error
+                data = {"message": str(response.reason or "")}
+            wait = rate_limit_wait(response.status, headers, _body_message(data))
+            if wait is None:
+                raise Requester.createException(response.status, headers, data)
+            if wait > RETRY_WAIT:
+                raise GithubException(response.status, data, headers)
+            retry = urllib3.util.Retry.increment(self, method, url, response, *args, **kwargs)
+            retry.get_backoff_time = lambda: wait  # type: ignore[method-assign]
+            return retry
+        if wait is not None and wait > RETRY_WAIT:
+            try:
+                data = json.loads(self.get_content(response, url or ""))
+            except Exception:  # the body is only a detail of the error
+                data = {"message": f"rate limited, retry after {wait:g} s"}
+            raise GithubException(response.status, data, headers)
         return super().increment(method, url, response, *args, **kwargs)
 
 
@@ -155,6 +184,7 @@ def make_client(token: str, api_url: str) -> Github:
     client = Github(
         auth=Auth.Token(token),
         base_url=api_url.rstrip("/"),
+        api_version=API_VERSION,
         timeout=REQUEST_TIMEOUT,
         per_page=100,
         retry=retry,
@@ -168,29 +198,69 @@ def make_client(token: str, api_url: str) -> Github:
     return client
 
 
-def _message(exc: GithubException) -> str:
+def slow_requester(client: Github, timeout: float = COMPARE_TIMEOUT) -> Requester:
+    """The client's requester with a longer read timeout, for a call GitHub may take seconds to answer."""
+    requester = Requester(**{**client.requester.kwargs, "timeout": timeout})
+    _bound_hops(requester)
+    return requester
+
+
+def _body_message(data: Any) -> str:
+    return str(data.get("message") or "") if isinstance(data, dict) else ""
+
+
+def message(exc: GithubException) -> str:
     data = exc.data
     if isinstance(data, dict) and data.get("message"):
         return str(data["message"])
     return str(exc.data or "")
 
 
+def rate_limit_wait(status: int, headers: Any, message: str) -> float | None:
+    """Seconds GitHub asks to wait when an answer is a rate limit, else None (a refusal, an error).
+
+    GitHub's documented signs: 429; or 403 with ``Retry-After``, with ``X-RateLimit-Remaining: 0``
+    (the primary limit), or with the message of a secondary limit, which comes with requests left
+    and no ``Retry-After`` (then the advice is to wait at least a minute).
+    """
+    if status not in (403, 429):
+        return None
+    lower = {str(k).lower(): str(v) for k, v in dict(headers or {}).items()}
+    if "retry-after" in lower:
+        wait = retry_after(lower["retry-after"])
+        return SECONDARY_WAIT if wait is None else wait
+    if lower.get("x-ratelimit-remaining") == "0":
+        try:
+            return max(0.0, float(lower.get("x-ratelimit-reset", "0")) - time.time())
+        except ValueError:
+            return SECONDARY_WAIT
+    if status == 429 or Requester.isRateLimitError(message.lower()):
+        return SECONDARY_WAIT
+    return None
+
+
+def rate_limit_text(status: int, headers: Any, message: str) -> str:
+    """Which limit it is, in words: "primary rate limit" or "secondary rate limit"."""
+    lower = {str(k).lower(): str(v) for k, v in dict(headers or {}).items()}
+    primary = lower.get("x-ratelimit-remaining") == "0" or Requester.isPrimaryRateLimitError(message)
+    return "primary rate limit" if primary else "secondary rate limit"
+
+
 def _rate_limit_wait(exc: GithubException) -> float | None:
     """Seconds to wait when the failure is a rate limit, else None."""
-    headers = {k.lower(): v for k, v in (exc.headers or {}).items()}
-    if exc.status not in (403, 429):
-        return None
-    if "retry-after" in headers:
-        try:
-            return float(headers["retry-after"])
-        except ValueError:
-            return 60.0
-    if headers.get("x-ratelimit-remaining") == "0":
-        try:
-            return max(0.0, float(headers.get("x-ratelimit-reset", "0")) - time.time())
-        except ValueError:
-            return 60.0
-    return None
+    wait = rate_limit_wait(exc.status, exc.headers, message(exc))
+    if wait is None and isinstance(exc, RateLimitExceededException):
+        return SECONDARY_WAIT
+    return wait
+
+
+def _rate_limited(what: str, exc: GithubException) -> RateLimited:
+    kind = rate_limit_text(exc.status, exc.headers, message(exc))
+    asked = _asked_wait(exc) or f" (GitHub asks to wait {_rate_limit_wait(exc) or 0.0:.0f} s or more)"
+    return RateLimited(
+        f"GitHub's {kind} stopped {what}: HTTP {exc.status}: {message(exc)}{asked}; "
+        "this is not a permission problem: re-run the job later"
+    )
 
 
 def _asked_wait(exc: GithubException) -> str:
@@ -203,10 +273,11 @@ def _asked_wait(exc: GithubException) -> str:
 
 
 def _refusal(exc: GithubException) -> CommentRefused | TokenRejected | None:
+    """The refusal this failure is (a rate limit never is one), or None."""
     if exc.status == 401:
-        return TokenRejected(f"HTTP 401: {_message(exc)}")
+        return TokenRejected(f"HTTP 401: {message(exc)}")
     if exc.status in (403, 404) and _rate_limit_wait(exc) is None:
-        return CommentRefused(exc.status, _message(exc))
+        return CommentRefused(exc.status, message(exc))
     return None
 
 
@@ -230,6 +301,7 @@ class CommentThread:
         self._clock = clock
         self._deadline = clock() + DEADLINE
         self._identity: str | None = None
+        self._identity_id: int | None = None  # the account's id, when GraphQL gave it
         self._last_write: float | None = None
 
     def _pace_write(self) -> None:
@@ -254,7 +326,9 @@ class CommentThread:
             refused = _refusal(exc)
             if refused is not None:
                 raise refused from exc
-            raise GitHubUnavailable(f"{what} failed: HTTP {exc.status}: {_message(exc)}{_asked_wait(exc)}") from exc
+            if _rate_limit_wait(exc) is not None:
+                raise _rate_limited(what, exc) from exc
+            raise GitHubUnavailable(f"{what} failed: HTTP {exc.status}: {message(exc)}{_asked_wait(exc)}") from exc
         except requests.RequestException as exc:
             # Retries exhausted (RetryError), connection refused, timeout.
             raise GitHubUnavailable(f"{what} failed: {type(exc).__name__}") from exc
@@ -276,18 +350,24 @@ class CommentThread:
         return self._identity
 
     def _viewer_login(self) -> str | None:
+        # The schema types ``viewer`` as a User whatever the token, so its __typename cannot tell a
+        # bot: the account's id can, being the REST ``user.id`` of the comments it wrote.
         try:
             with time_limit(CALL_LIMIT):
-                _, data = self._gh.requester.graphql_query("query { viewer { __typename login } }", {})
+                _, data = self._gh.requester.graphql_query("query { viewer { login databaseId } }", {})
             viewer = data["data"]["viewer"]
-            kind, login = viewer.get("__typename"), viewer["login"]
-        except (GithubException, requests.RequestException, DeadlineExceeded, ValueError, LookupError, TypeError,
-                AttributeError):  # fmt: skip
+            login, number = viewer["login"], viewer.get("databaseId")
+        except GithubException as exc:
+            if _rate_limit_wait(exc) is not None:
+                raise _rate_limited("asking GitHub who the token is", exc) from exc
+            return None
+        except (requests.RequestException, DeadlineExceeded, ValueError, LookupError, TypeError, AttributeError):
             return None
         if not isinstance(login, str) or not login:
             return None
-        # REST, which lists the comments, writes an app's login with "[bot]"; GraphQL may not.
-        return f"{login}[bot]" if kind == "Bot" and not login.endswith("[bot]") else login
+        if isinstance(number, int) and not isinstance(number, bool):
+            self._identity_id = number
+        return login
 
     def _user_login(self) -> str | None:
         # The expected 403 (an installation token) is not news: keep PyGithub's retry logger quiet.
@@ -302,23 +382,35 @@ class CommentThread:
         except ValueError as exc:
             raise GitHubUnavailable("GET /user failed: GitHub's answer was not valid JSON") from exc
         except GithubException as exc:
+            if _rate_limit_wait(exc) is not None:
+                raise _rate_limited("GET /user", exc) from exc
             if exc.status in (401, 403, 404):
                 return None
-            raise GitHubUnavailable(f"GET /user failed: HTTP {exc.status}: {_message(exc)}") from exc
+            raise GitHubUnavailable(f"GET /user failed: HTTP {exc.status}: {message(exc)}") from exc
         except requests.RequestException as exc:
             raise GitHubUnavailable(f"GET /user failed: {type(exc).__name__}") from exc
         finally:
             quiet.setLevel(level)
 
+    def _is_mine(self, comment: IssueComment) -> bool:
+        """Written by this identity: the same account id when GraphQL gave it, else the same login.
+
+        The id decides where it is known: GraphQL may give an app's login without the "[bot]" that
+        REST writes, and a person may hold that shorter login; only the id is one account's alone.
+        """
+        me = self.identity()
+        user = comment.user
+        if user is None:
+            return False
+        if self._identity_id is not None:
+            return bool(user.id == self._identity_id)
+        return bool(user.login == me)
+
     def own_comments(self) -> list[IssueComment]:
         """This key's comments by this identity, oldest first. Others' copies of the marker don't count."""
-        me = self.identity()
+        self.identity()
         comments = self._call("listing the PR's comments", lambda: list(self._issue.get_comments()))
-        mine = [
-            c
-            for c in comments
-            if (c.body or "").split("\n", 1)[0].strip() == self._marker and c.user is not None and c.user.login == me
-        ]
+        mine = [c for c in comments if (c.body or "").split("\n", 1)[0].strip() == self._marker and self._is_mine(c)]
         return sorted(mine, key=lambda c: (c.created_at, c.id))
 
     def _dedupe(self, mine: list[IssueComment]) -> int:
@@ -333,11 +425,13 @@ class CommentThread:
 
     def upsert(self, body: str) -> CommentOutcome:
         """Edit this key's comment, or create it; send nothing when the content is unchanged."""
+        body = redacted(body)  # whatever path a secret took into the text, it is not posted
         mine = self.own_comments()
         return self._update(mine, body, recreate=True) if mine else self._create(body)
 
     def replace_existing(self, body: str) -> CommentOutcome:
         """Overwrite this key's comment if there is one; never create one."""
+        body = redacted(body)
         mine = self.own_comments()
         return self._update(mine, body) if mine else CommentOutcome("absent")
 
@@ -366,6 +460,7 @@ class CommentThread:
 
     def _create(self, body: str) -> CommentOutcome:
         failure = "out of time"
+        limited: GithubException | None = None  # the last failure, when it was a rate limit
         for attempt in range(1, CREATE_ATTEMPTS + 1):
             if self._clock() > self._deadline:
                 break
@@ -375,19 +470,22 @@ class CommentThread:
                     created = self._issue.create_comment(body)
                 return CommentOutcome("created", created.id, created.html_url)
             except DeadlineExceeded:
-                wait, failure = None, f"no complete answer within {CALL_LIMIT:g} s"
+                wait, failure, limited = None, f"no complete answer within {CALL_LIMIT:g} s", None
             except ValueError:
-                wait, failure = None, "GitHub's answer was not valid JSON"
+                wait, failure, limited = None, "GitHub's answer was not valid JSON", None
             except GithubException as exc:
                 refused = _refusal(exc)
                 if refused is not None:
                     raise refused from exc
                 if exc.status == 422:
-                    raise GitHubUnavailable(f"GitHub rejected the comment: {_message(exc)}") from exc
+                    raise GitHubUnavailable(f"GitHub rejected the comment: {message(exc)}") from exc
                 wait = _rate_limit_wait(exc)
-                failure = f"HTTP {exc.status}: {_message(exc)}"
+                if wait is not None and wait > MAX_WAIT:  # a minute or more: past what this step waits
+                    raise _rate_limited("creating the comment", exc) from exc
+                failure = f"HTTP {exc.status}: {message(exc)}"
+                limited = exc if wait is not None else None
             except requests.RequestException as exc:
-                wait, failure = None, type(exc).__name__
+                wait, failure, limited = None, type(exc).__name__, None
             # The create may have gone through before the failure: look before posting again.
             mine = self.own_comments()
             if mine:
@@ -397,4 +495,6 @@ class CommentThread:
                 if self._clock() + delay > self._deadline:
                     break
                 self._sleep(delay)
+        if limited is not None:
+            raise _rate_limited("creating the comment", limited)
         raise GitHubUnavailable(f"creating the comment failed {CREATE_ATTEMPTS} times; last: {failure}")

@@ -76,6 +76,7 @@ from .github_api import (
     make_client,
 )
 from .outputs import Content, OutputRefused, key_directory, write_inside
+from .redact import hidden
 from .settings import DEFAULTS, Settings, SettingsError, parse_settings
 from .workflow import add_mask, annotate, append_summary, commands_stopped, set_outputs
 
@@ -105,7 +106,7 @@ def main(environ: Mapping[str, str] | None = None, *, client_factory: ClientFact
     env = os.environ if environ is None else environ
     token = env.get("INPUT_GITHUB-TOKEN", "").strip()
     add_mask(token)
-    with _redacted(token):
+    with _redacted(token), hidden(token):  # the log, and every document and output
         return _guarded(env, client_factory, token)
 
 

@@ -15,7 +15,9 @@ import os
 import secrets
 import stat
 from collections.abc import Callable, Mapping, Sequence
-from typing import TextIO
+from typing import TextIO, cast
+
+from .redact import RedactingWriter, redacted
 
 # A file's content: the text, or a function that writes it (a report of a gigabyte is streamed, not held).
 Content = str | Callable[[TextIO], None]
@@ -81,10 +83,13 @@ def _write_file(directory: int, name: str, text: Content, shown: str) -> None:
             temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666, dir_fd=directory
         )
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            # Every file is a document: no secret is written, whatever path it took into the text.
             if isinstance(text, str):
-                handle.write(text)
+                handle.write(redacted(text))
             else:
-                text(handle)
+                writer = RedactingWriter(handle)
+                text(cast(TextIO, writer))
+                writer.close()
         # A rename replaces the name: a hard link elsewhere keeps its old content.
         os.replace(temporary, name, src_dir_fd=directory, dst_dir_fd=directory)
     except OSError as exc:

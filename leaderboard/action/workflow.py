@@ -12,6 +12,9 @@ import sys
 from collections.abc import Iterator, Mapping
 from typing import TextIO
 
+from .output_caps import with_caps
+from .redact import redacted
+
 
 def escape_data(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
@@ -67,11 +70,15 @@ def add_mask(value: str, out: TextIO | None = None) -> None:
 
 
 def set_outputs(path: str | None, outputs: Mapping[str, str]) -> None:
-    """Append outputs to ``$GITHUB_OUTPUT``; multi-line values use a random heredoc delimiter."""
+    """Append outputs to ``$GITHUB_OUTPUT``; multi-line values use a random heredoc delimiter.
+
+    A list output is cut to a size GitHub keeps, with its ``-omitted`` count beside it (output_caps).
+    """
     if not path:
         return
     with open(path, "a", encoding="utf-8") as handle:
-        for name, value in outputs.items():
+        for name, value in with_caps(outputs).items():
+            value = redacted(value)  # a later step may print or post it: no secret in any output
             if "\n" in value or "\r" in value:
                 delimiter = f"ghadelimiter_{secrets.token_hex(16)}"
                 handle.write(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
@@ -83,6 +90,7 @@ def append_summary(path: str | None, markdown: str) -> bool:
     """Append to ``$GITHUB_STEP_SUMMARY``; False when there is no summary file."""
     if not path:
         return False
+    markdown = redacted(markdown)  # the summary is a document anyone with read access sees
     with open(path, "a", encoding="utf-8") as handle:
         handle.write(markdown if markdown.endswith("\n") else markdown + "\n")
     return True
