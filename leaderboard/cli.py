@@ -9,31 +9,24 @@ from pathlib import Path
 
 from . import __version__
 from .config import Config, parse_weights, read_config, with_weights
-from .engine import DEFAULT_ALPHA, DEFAULT_RESAMPLES, evaluate
 from .formats import FORMAT_NAMES, ReadOptions, Session, comment_note, load_summary
 from .limits import MAX_BOOTSTRAP_SAMPLES
 from .loading import load_runs
 from .numbers import parse_decimal, parse_integer
-from .report.comparison import comment_section, comparison_dict, full_section, gate_line
-from .report.composite import ACCURACY_HEADING, composite_dict, composite_section, composite_verdict
-from .report.document import COMMENT_KEY, Commit, comment_body, render_report
-from .report.failures import failures_dict, failures_line, failures_markdown
+from .options import DEFAULT_ALPHA, DEFAULT_RESAMPLES
+from .pipeline import BaselineProblems, Options, Outcome, run
+from .report.comparison import gate_line
+from .report.document import COMMENT_KEY, Commit, comment_body, full_markdown
+from .report.failures import failures_line
 from .report.json_report import write_json
 from .report.markdown import md_text
-from .report.task_changes import comment_section as tasks_comment_section
-from .report.task_changes import full_section as tasks_full_section
-from .report.task_changes import required_markdown, task_changes_dict
-from .required import DEFAULT_REQUIRED_SCORE, RequiredCheck, UnmatchedPatterns, check_required, required_dict
+from .report.plan import Compared, plan
+from .required import DEFAULT_REQUIRED_SCORE, UnmatchedPatterns
 from .required import split_patterns as split_required
 from .stats.aggregation import CORRECTIONS, RANK_BY, min_resamples, resample_advice
 from .stats.clustering import CLUSTER_BY
-from .stats.comparison import compare
-from .stats.task_changes import task_changes
 from .stats.weights import TASK_WEIGHTS
-from .trials import failures
-from .validation import InvalidEvalRuns, printable
-
-BASELINE_TITLE = "Compared with the baseline"
+from .validation import InvalidEvalRuns, Problem, printable
 
 
 def _alpha(text: str) -> float:
@@ -206,117 +199,78 @@ def _config(args: argparse.Namespace) -> Config | None:
 
 def _run(args: argparse.Namespace) -> int:
     session = Session(ReadOptions(args.format, args.metric or None, args.filter or None))
+    options = Options(
+        b=args.b, alpha=args.alpha, seed=args.seed, rank_by=args.rank_by, correction=args.correction,
+        cluster_by=args.cluster_by, task_weights=args.task_weights, regression_tolerance=args.regression_tolerance,
+        fail_on_regression=args.fail_on_regression, required_tasks=split_required(args.required_tasks or ""),
+        required_score=args.required_score,
+    )  # fmt: skip
     try:
         config = _config(args)
         runs = load_runs(args.files, session=session)
-        board, result = evaluate(
-            runs, config, b=args.b, alpha=args.alpha, seed=args.seed, rank_by=args.rank_by, correction=args.correction,
-            cluster_by=args.cluster_by, task_weights=args.task_weights,
-        )  # fmt: skip
     except InvalidEvalRuns as exc:
-        for problem in exc.problems:
-            print(problem, file=sys.stderr)
-        print(f"{len(exc.problems)} problem(s): no leaderboard was made.", file=sys.stderr)
-        return 1
-    # stderr: stdout is the leaderboard itself, byte for byte the same for the same records.
-    print(load_summary(session.report()), file=sys.stderr)
-    failed = failures(runs)  # calls left out as failed: counted in the output, the report and here
-    if (failed_line := failures_line(failed)) is not None:
-        print(failed_line, file=sys.stderr)
-    failed_note = [note] if (note := failures_markdown(failed)) is not None else []
+        return _problems(exc.problems, "")
     baseline = None
     if args.baseline:
         try:
             baseline = load_runs(args.baseline, session=Session(session.options))
         except InvalidEvalRuns as exc:
-            for problem in exc.problems:
-                print(f"baseline: {problem}", file=sys.stderr)
-            print(f"{len(exc.problems)} problem(s) in the baseline: no leaderboard was made.", file=sys.stderr)
-            return 1
-    comparison = None
+            return _problems(exc.problems, "baseline: ", " in the baseline")
+    try:
+        outcome = run(options, runs, config=config, baseline=baseline)
+    except BaselineProblems as exc:
+        return _problems(exc.problems, "baseline: ", " in the baseline")
+    except InvalidEvalRuns as exc:
+        return _problems(exc.problems, "")
+    except UnmatchedPatterns as exc:
+        for pattern in exc.patterns:
+            print(f"--required-tasks: the pattern {pattern!r} matches no task in the runs", file=sys.stderr)
+        return 1
+    # stderr: stdout is the leaderboard itself, byte for byte the same for the same records.
+    print(load_summary(session.report()), file=sys.stderr)
+    if (failed_line := failures_line(outcome.failures)) is not None:
+        print(failed_line, file=sys.stderr)
+    described = None
     if baseline is not None:
-        # With the leaderboard's parameters, which a configuration's statistics block may have set.
-        try:
-            comparison = compare(
-                baseline, runs, b=board.b, alpha=board.alpha, seed=board.seed, tolerance=args.regression_tolerance,
-                correction=board.correction, fail_on_regression=args.fail_on_regression,
-                cluster_by=board.clustering.by if board.clustering else "none",
-                weights=board.task_weights,
-            )  # fmt: skip
-        except InvalidEvalRuns as exc:
-            for problem in exc.problems:
-                print(f"baseline: {problem}", file=sys.stderr)
-            print(f"{len(exc.problems)} problem(s) in the baseline: no leaderboard was made.", file=sys.stderr)
-            return 1
-    required: RequiredCheck | None = None
-    if args.required_tasks is not None:
-        try:
-            required = check_required(runs, split_required(args.required_tasks), args.required_score)
-        except UnmatchedPatterns as exc:
-            for pattern in exc.patterns:
-                print(f"--required-tasks: the pattern {pattern!r} matches no task in the runs", file=sys.stderr)
-            return 1
-    # Issue 16: the tasks behind each model's change.
-    changes = task_changes(baseline or (), runs, models=[m.model_id for m in comparison.models]) if comparison else None
-    baseline_json: dict[str, object] | None = None
-    if comparison is not None and changes is not None:
-        baseline_json = {**comparison_dict(comparison), "task_changes": task_changes_dict(changes)}
-    composite = composite_dict(result) if result is not None else None
+        described = Compared(f"**Baseline:** {md_text(', '.join(args.baseline))} ({len(baseline):,} records).")
+    sections = plan(outcome, baseline=described, left_out=comment_note(session.report()))
+    board = outcome.board
     if args.json is not None:
         try:
             with args.json.open("w", encoding="utf-8") as handle:
-                write_json(
-                    board,
-                    handle,
-                    baseline=baseline_json,
-                    composite=composite,
-                    required=required_dict(required) if required else None,
-                    failures=failures_dict(failed),
-                )
+                write_json(board, handle, **sections.report)
         except OSError as exc:
             print(f"cannot write {args.json}: {exc.strerror or exc}", file=sys.stderr)
             return 1
     commit = Commit(args.commit) if args.commit else None
-    described = ""
-    if comparison is not None:
-        described = f"**Baseline:** {md_text(', '.join(args.baseline))} ({len(baseline or ()):,} records)."
-    # The composite ranking after the comparison, as in the action's documents.
-    ranking = [composite_section(result), ACCURACY_HEADING] if result is not None else []
-    lead = composite_verdict(result) if result is not None else None
-    top = [required_markdown(required)] if required else []
     if args.comment is not None:
-        sections = [*top, comment_section(comparison, described, title=BASELINE_TITLE)] if comparison else top
-        if changes is not None and comparison is not None:
-            sections = [*sections, tasks_comment_section(changes, comparison)]
-        sections = [s for s in sections if s]
-        read = comment_note(session.report())  # last, as the action puts it in the comment
         body = comment_body(
-            board,
-            key=args.comment_key,
-            title=args.title or "Model leaderboard",
-            run_url=None,
-            commit=commit,
-            sections=[*sections, *ranking, *([md_text(read)] if read else []), *failed_note],
-            lead=lead,
-        )
+            board, key=args.comment_key, title=args.title or "Model leaderboard", run_url=None, commit=commit,
+            sections=sections.comment, lead=sections.lead,
+        )  # fmt: skip
         try:
             args.comment.write_text(body.text, encoding="utf-8")
         except OSError as exc:
             print(f"cannot write {args.comment}: {exc.strerror or exc}", file=sys.stderr)
             return 1
-    # The comparison right under the verdict, as in the action's documents.
-    full = [required_markdown(required, limit=None)] if required else []
-    if comparison is not None:
-        full.append(full_section(comparison, described, title=BASELINE_TITLE))
-    if changes is not None:
-        full.append(tasks_full_section(changes, comparison))
-    sections = [s for s in full if s]
-    sections = [*sections, *ranking, *failed_note]
-    sys.stdout.write(render_report(board, title=args.title, commit=commit, sections=sections, lead=lead))
+    sys.stdout.write(full_markdown(board, title=args.title, commit=commit, sections=sections.full, lead=sections.lead))
+    return _gates(args, outcome)
+
+
+def _problems(problems: Sequence[Problem], prefix: str, where: str = "") -> int:
+    for problem in problems:
+        print(f"{prefix}{problem}", file=sys.stderr)
+    print(f"{len(problems)} problem(s){where}: no leaderboard was made.", file=sys.stderr)
+    return 1
+
+
+def _gates(args: argparse.Namespace, outcome: Outcome) -> int:
+    """Exit 1 when a model regressed (``--fail-on-regression``) or failed a required task."""
     status = 0
+    comparison, required = outcome.comparison, outcome.required
     if comparison is not None and args.fail_on_regression and comparison.regressions:
         for m in comparison.regressions:
-            print(f"regressed: {gate_line(m, board.alpha)}", file=sys.stderr)
+            print(f"regressed: {gate_line(m, outcome.parameters.alpha)}", file=sys.stderr)
         print(f"{len(comparison.regressions)} model(s) regressed: failing (--fail-on-regression).", file=sys.stderr)
         status = 1
     if required is not None and not required.passed:

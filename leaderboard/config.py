@@ -29,7 +29,9 @@ import yaml
 
 from .limits import MAX_BOOTSTRAP_SAMPLES, MAX_ID_LENGTH
 from .numbers import MAX_INTEGER_DIGITS, parse_decimal
+from .stats.clustering import ClusterBy
 from .stats.family import CORRECTIONS, Correction
+from .stats.weights import TaskWeights
 from .validation import InvalidEvalRuns, Problem, shown
 
 Mode = Literal["identity", "minmax", "target", "budget"]
@@ -111,8 +113,8 @@ class StatisticsConfig:
     resamples: int | None = None
     confidence: float | None = None
     seed: int | None = None
-    cluster_by: str | None = None  # issue 15: none | category | cluster
-    task_weights: str | None = None  # ignore | apply
+    cluster_by: ClusterBy | None = None
+    task_weights: TaskWeights | None = None
     correction: Correction | None = None
 
 

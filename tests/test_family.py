@@ -18,7 +18,7 @@ from scipy import stats
 from leaderboard import EvalRun, analyse
 from leaderboard.action.settings import DEFAULTS
 from leaderboard.config import parse_config
-from leaderboard.engine import evaluate, parameters
+from leaderboard.pipeline import evaluate, parameters
 from leaderboard.report.comparison import comparison_dict, comparison_markdown
 from leaderboard.report.document import render_report
 from leaderboard.report.json_report import report_dict

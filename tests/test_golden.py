@@ -57,8 +57,9 @@ def cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def stable(text: str, tmp: Path) -> str:
-    """The documents name the files they read: the temporary folder and the checkout are made fixed."""
-    return text.replace(str(tmp), "$TMP").replace(str(ROOT.parent), "$WORK")
+    """The documents name the files they read: the temporary folder and the checkout are made fixed
+    (the checkout as $WORK/main wherever it is, so that a worktree compares with the same files)."""
+    return text.replace(str(tmp), "$TMP").replace(str(ROOT), "$WORK/main").replace(str(ROOT.parent), "$WORK")
 
 
 @pytest.mark.parametrize("case", ["example", "swebench", "baseline-gate", "required", "composite", "cluster-category"])
