@@ -19,8 +19,7 @@ from .report.comparison import gate_line
 from .report.document import COMMENT_KEY, Commit, comment_body, full_markdown
 from .report.failures import failures_line
 from .report.json_report import write_json
-from .report.markdown import md_text
-from .report.plan import Compared, plan
+from .report.plan import Compared, files_described, plan
 from .required import DEFAULT_REQUIRED_SCORE, UnmatchedPatterns
 from .required import split_patterns as split_required
 from .stats.aggregation import CORRECTIONS, RANK_BY, min_resamples, resample_advice
@@ -232,7 +231,8 @@ def _run(args: argparse.Namespace) -> int:
         print(failed_line, file=sys.stderr)
     described = None
     if baseline is not None:
-        described = Compared(f"**Baseline:** {md_text(', '.join(args.baseline))} ({len(baseline):,} records).")
+        files = sorted({r.source.file for r in baseline if r.source is not None})
+        described = Compared(files_described(files, len(baseline)))
     sections = plan(outcome, baseline=described, left_out=comment_note(session.report()))
     board = outcome.board
     if args.json is not None:

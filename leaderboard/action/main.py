@@ -42,7 +42,7 @@ from ..report.document import (
 from ..report.failures import failures_line
 from ..report.json_report import write_json
 from ..report.markdown import md_text
-from ..report.plan import BASELINE_TITLE, Compared, Missing, Plan, plan
+from ..report.plan import BASELINE_TITLE, Compared, Missing, Plan, files_described, plan
 from ..report.task_changes import counts_text, newly_failing, required_outputs
 from ..required import RequiredCheck, UnmatchedPatterns
 from ..stats.aggregation import Leaderboard
@@ -504,8 +504,9 @@ def _shown(baseline: Baseline | NoBaseline | None) -> Compared | Missing | None:
         "notes": list(baseline.notes),
         "files": list(baseline.files),
     }
-    title = TITLE if baseline.origin == "artifact" else BASELINE_TITLE
-    return Compared(describe_markdown(baseline), title, source)
+    if baseline.origin == "artifact":
+        return Compared(describe_markdown(baseline), TITLE, source)
+    return Compared(files_described(baseline.files, len(baseline.runs)), BASELINE_TITLE, source)
 
 
 def _report_comparison(settings: Settings, comparison: Comparison | None, outputs: dict[str, str]) -> None:
