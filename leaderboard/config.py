@@ -27,10 +27,11 @@ from typing import Any, Literal
 
 import yaml
 
-from .limits import MAX_BOOTSTRAP_SAMPLES, MAX_ID_LENGTH
+from .limits import MAX_ID_LENGTH
 from .numbers import MAX_INTEGER_DIGITS, parse_decimal
+from .options import STATISTICS
 from .stats.clustering import ClusterBy
-from .stats.family import CORRECTIONS, Correction
+from .stats.family import Correction
 from .stats.weights import TaskWeights
 from .validation import InvalidEvalRuns, Problem, shown
 
@@ -38,7 +39,6 @@ Mode = Literal["identity", "minmax", "target", "budget"]
 Direction = Literal["higher", "lower"]
 MODES: tuple[Mode, ...] = ("identity", "minmax", "target", "budget")
 DIRECTIONS: tuple[Direction, ...] = ("higher", "lower")
-DEFAULT_PATH = ".github/leaderboard.yml"
 # Far above any real configuration; it keeps a planted file from costing memory or time.
 MAX_CONFIG_BYTES = 1024 * 1024
 
@@ -473,36 +473,23 @@ def _models(r: _Reader, entries: Mapping[str, yaml.Node]) -> dict[str, Card]:
 
 
 def _statistics(r: _Reader, entries: Mapping[str, yaml.Node]) -> StatisticsConfig:
-    r.unknown(
-        "statistics",
-        entries,
-        ("enabled", "resamples", "confidence", "seed", "cluster_by", "task_weights", "correction"),
-    )
+    """The ``statistics`` block: each key read as the options table declares it."""
+    r.unknown("statistics", entries, tuple(STATISTICS))
     values: dict[str, Any] = {}
-    if "enabled" in entries:
-        values["enabled"] = r.boolean("statistics.enabled", entries["enabled"])
-    if "resamples" in entries:
-        values["resamples"] = r.integer(
-            "statistics.resamples", entries["resamples"], lambda v: 1 <= v <= MAX_BOOTSTRAP_SAMPLES,
-            f"an integer from 1 to {MAX_BOOTSTRAP_SAMPLES}",
-        )  # fmt: skip
-    if "confidence" in entries:
-        values["confidence"] = r.number(
-            "statistics.confidence", entries["confidence"], lambda v: 0 < v < 1, "a number between 0 and 1 (exclusive)"
-        )
-    if "seed" in entries:
-        values["seed"] = r.integer("statistics.seed", entries["seed"], lambda v: v >= 0, "an integer >= 0")
-    choices: tuple[tuple[str, tuple[str, ...]], ...] = (
-        ("cluster_by", ("none", "category", "cluster")),
-        ("task_weights", ("ignore", "apply")),
-        ("correction", CORRECTIONS),
-    )
-    for key, allowed in choices:
-        if key in entries:
-            what = "one of " + ", ".join(allowed)
-            value = r.name(f"statistics.{key}", entries[key], what)
-            if value is not None and value not in allowed:
-                r.bad(f"statistics.{key}", entries[key], f"must be {what}, got {shown(value, 40)}")
+    for key, node in entries.items():
+        if (option := STATISTICS.get(key)) is None:
+            continue
+        dotted = f"statistics.{key}"
+        if option.kind == "boolean":
+            values[key] = r.boolean(dotted, node)
+        elif option.kind == "integer":
+            values[key] = r.integer(dotted, node, option.valid, option.what)
+        elif option.kind == "decimal":
+            values[key] = r.number(dotted, node, option.valid, option.what)
+        else:
+            value = r.name(dotted, node, option.what)
+            if value is not None and value not in option.choices:
+                r.bad(dotted, node, f"must be {option.what}, got {shown(value, 40)}")
                 value = None
             values[key] = value
     return StatisticsConfig(**{k: v for k, v in values.items() if v is not None})

@@ -20,7 +20,6 @@ from .config import Config
 from .options import (
     DEFAULT_ALPHA,
     DEFAULT_CLUSTER_BY,
-    DEFAULT_CORRECTION,
     DEFAULT_RANK_BY,
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -31,7 +30,7 @@ from .required import DEFAULT_REQUIRED_SCORE, RequiredCheck, check_required
 from .stats.aggregation import Leaderboard, RankBy, analyse, min_resamples
 from .stats.clustering import ClusterBy
 from .stats.comparison import Comparison, compare
-from .stats.family import Correction
+from .stats.family import DEFAULT_CORRECTION, Correction
 from .stats.task_changes import TaskChanges, task_changes
 from .stats.weights import TaskWeights
 from .trials import Failures, failures

@@ -25,7 +25,7 @@ from ..composite import CompositeBoard
 from ..config import Config, read_config
 from ..formats import Session, comment_note, load_summary
 from ..loading import load_runs
-from ..options import DEFAULT_ALPHA, DEFAULT_RESAMPLES, DEFAULT_SEED
+from ..options import INPUTS
 from ..pipeline import Options, run
 from ..records import EvalRun
 from ..report.comparison import TITLE, gate_line, headline
@@ -47,7 +47,6 @@ from ..report.task_changes import counts_text, newly_failing, required_outputs
 from ..required import RequiredCheck, UnmatchedPatterns
 from ..stats.aggregation import Leaderboard
 from ..stats.comparison import Comparison
-from ..stats.family import DEFAULT_CORRECTION
 from ..stats.task_changes import TaskChanges
 from ..validation import InvalidEvalRuns, Problem, printable
 from .baseline import Baseline, NoBaseline, describe, describe_markdown, resolve_baseline
@@ -61,7 +60,7 @@ from .github_api import (
     make_client,
 )
 from .outputs import Content, OutputRefused, key_directory, write_inside
-from .settings import DEFAULTS, Settings, SettingsError, parse_settings
+from .settings import Settings, SettingsError, parse_settings
 from .workflow import add_mask, annotate, append_summary, commands_stopped, set_outputs
 
 ClientFactory = Callable[[str, str], Github]
@@ -267,15 +266,14 @@ def _warn_unmatched_cards(result: CompositeBoard) -> None:
 
 
 def _options(settings: Settings) -> Options:
-    # An input left at its default lets the configuration's statistics block decide.
     return Options(
-        b=None if settings.bootstrap_samples == DEFAULT_RESAMPLES else settings.bootstrap_samples,
-        alpha=None if settings.alpha == DEFAULT_ALPHA else settings.alpha,
-        seed=None if settings.seed == DEFAULT_SEED else settings.seed,
+        b=settings.bootstrap_samples,
+        alpha=settings.alpha,
+        seed=settings.seed,
         rank_by=settings.rank_by,
-        correction=None if settings.correction == DEFAULT_CORRECTION else settings.correction,
-        cluster_by=None if settings.cluster_by == "none" else settings.cluster_by,
-        task_weights=None if settings.task_weights == "ignore" else settings.task_weights,
+        correction=settings.correction,
+        cluster_by=settings.cluster_by,
+        task_weights=settings.task_weights,
         regression_tolerance=settings.regression_tolerance,
         fail_on_regression=settings.fail_on_regression,
         required_tasks=settings.required_tasks,
@@ -289,7 +287,7 @@ def _config(settings: Settings) -> Config | None:
     The workspace holds the PR's checkout, so the file is read only if it is a regular
     file inside it (a link out, a FIFO or a device is refused by name).
     """
-    name = settings.config or DEFAULTS["config"]
+    name = settings.config or INPUTS["config"].default
     base = Path(settings.workspace).resolve()
     path = base / name
     if not os.path.lexists(path):
@@ -417,7 +415,7 @@ def _reject(
     if settings.github_token:  # an error's text may echo the token; the comment and summary must not
         secret = settings.github_token
         problems = [replace(p, message=p.message.replace(secret, "***")) for p in problems]
-    config_name = settings.config or DEFAULTS["config"]
+    config_name = settings.config or INPUTS["config"].default
     for p in problems:
         title = "Invalid EvalRun" if what == "in the EvalRun files" else "Leaderboard not made"
         if p.file == config_name:
