@@ -76,9 +76,9 @@ def default_normalization(metric: str) -> Normalization:
     are relative to this run's models (minmax) and lower is better; a custom metric's scale is
     unknown, so it is minmax, higher is better.
     """
-    direction = "lower" if metric in LOWER_IS_BETTER else "higher"
-    mode = "identity" if metric in ("accuracy", "error_rate") else "minmax"
-    return Normalization(mode, direction)  # type: ignore[arg-type]
+    direction: Direction = "lower" if metric in LOWER_IS_BETTER else "higher"
+    mode: Mode = "identity" if metric in ("accuracy", "error_rate") else "minmax"
+    return Normalization(mode, direction)
 
 
 @dataclass(frozen=True)

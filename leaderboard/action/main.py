@@ -457,7 +457,7 @@ def _best_effort(what: str, act: Callable[[], object]) -> None:
         annotate("warning", f"{what} failed: {type(exc).__name__}: {exc}", title="Leaderboard")
 
 
-# --- Issue 9: the baseline ------------------------------------------------------------------------
+# --- the baseline -----------------------------------------------------------------------------------
 
 
 def _baseline(settings: Settings, client_factory: ClientFactory, event: dict[str, Any]) -> Baseline | NoBaseline | None:
@@ -521,7 +521,7 @@ def _report_comparison(settings: Settings, comparison: Comparison | None, output
             print(f"  {m.verdict}: {gate_line(m, comparison.alpha)}")
 
 
-# --- Issue 16: task changes and required tasks ---------------------------------------------------------
+# --- task changes and required tasks --------------------------------------------------------------------
 
 MAX_REQUIRED_ERRORS = 1_000  # ::error lines; the outputs and the report have every failure
 

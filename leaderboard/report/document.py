@@ -57,7 +57,7 @@ PAIRS_SHOWN = 1000  # in a document without a size limit; the JSON report has ev
 TOP_GROUP_NAMED = 5
 FEW_CATEGORY_TASKS = 5
 CATEGORY_MODELS = 3
-FEW_DF = 10  # effective degrees of freedom below which clustering warns (ClusterSummary.warns)
+FEW_DF = 10  # effective degrees of freedom below which the clustering note warns
 TITLE_WIDTH = 200
 CELL_WIDTH = 300
 CHECK, TIED = "✓", "≈"
@@ -101,7 +101,6 @@ class Commit:
 class Composed:
     text: str
     shown_models: int
-    pairwise: bool  # any pairwise comparison shown
     categories: bool
     leader_pairs: int = 0
     neighbour_pairs: int = 0
@@ -415,7 +414,7 @@ def pairs_note(board: Leaderboard) -> str:
 
 def cluster_notes(board: Leaderboard) -> list[str]:
     """How many clusters the statistics treated as units, with a warning when they are few or unequal;
-    without clustering, the categories' design effect (issue 15)."""
+    without clustering, the categories' design effect."""
     out: list[str] = []
     c = board.clustering
     if c is not None:
@@ -626,7 +625,7 @@ def compose(
 ) -> Composed:
     """The fullest document that fits ``limit``, keeping what fits in priority order."""
     if not board.rows:
-        return Composed("\n\n".join([*head, *tail]) + "\n", 0, False, False)
+        return Composed("\n\n".join([*head, *tail]) + "\n", 0, False)
     pieces = _pieces(board)
     n = len(pieces.rows)
     size = {
@@ -646,10 +645,7 @@ def compose(
 
     def done(**counts: int) -> Composed:
         c = {**size, **counts}
-        return Composed(
-            text(**counts), c["rows"], bool(c["leader"] + c["neighbours"] + c["others"]), bool(c["categories"]),
-            c["leader"], c["neighbours"], c["others"],
-        )  # fmt: skip
+        return Composed(text(**counts), c["rows"], bool(c["categories"]), c["leader"], c["neighbours"], c["others"])
 
     if measure(text()) <= limit:
         return done()
@@ -664,7 +660,7 @@ def compose(
         if not fits():
             kept["rows"] = _largest(1, kept["rows"], lambda k: fits(rows=k))
             if not fits():
-                return Composed(_without_table(head, tail, limit, measure, elsewhere), 0, False, False)
+                return Composed(_without_table(head, tail, limit, measure, elsewhere), 0, False)
         return done(**kept)
     # Then, each only if it fits beside what is kept: the other rows, neighbours, categories, other pairs.
     kept["rows"] = _largest(kept["rows"], n, lambda k: fits(rows=k))
