@@ -21,14 +21,13 @@ from typing import Any, TextIO
 
 from github import Github
 
-from ..composite import CompositeBoard
 from ..config import Config, read_config
 from ..formats import Session, comment_note, load_summary
 from ..loading import load_runs
 from ..options import INPUTS
 from ..pipeline import Options, run
 from ..records import EvalRun
-from ..report.comparison import TITLE, gate_line, headline
+from ..report.comparison import TITLE
 from ..report.document import (
     SUMMARY_LIMIT,
     Commit,
@@ -43,13 +42,10 @@ from ..report.failures import failures_line
 from ..report.json_report import write_json
 from ..report.markdown import md_text
 from ..report.plan import BASELINE_TITLE, Compared, Missing, Plan, files_described, plan
-from ..report.task_changes import counts_text, newly_failing, required_outputs
-from ..required import RequiredCheck, UnmatchedPatterns
+from ..required import UnmatchedPatterns
 from ..stats.aggregation import Leaderboard
-from ..stats.comparison import Comparison
-from ..stats.task_changes import TaskChanges
 from ..validation import InvalidEvalRuns, Problem, printable
-from .baseline import Baseline, NoBaseline, describe, describe_markdown, resolve_baseline
+from .baseline import Baseline, NoBaseline, describe_markdown, resolve_baseline
 from .event import head_sha, pull_request_number
 from .github_api import (
     CommentOutcome,
@@ -61,6 +57,14 @@ from .github_api import (
 )
 from .outputs import Content, OutputRefused, key_directory, write_inside
 from .settings import Settings, SettingsError, parse_settings
+from .verdicts import (
+    regression_gate,
+    report_baseline,
+    report_comparison,
+    report_tasks,
+    required_gate,
+    warn_unmatched_cards,
+)
 from .workflow import add_mask, annotate, append_summary, commands_stopped, set_outputs
 
 ClientFactory = Callable[[str, str], Github]
@@ -235,11 +239,11 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
             for entry in result.disqualified:
                 print(f"DISQUALIFIED {printable(entry.model_id)}: {printable('; '.join(entry.reasons))}")
     if result is not None:
-        _warn_unmatched_cards(result)
+        warn_unmatched_cards(result)
     print(f"Report: {outputs['report']}; markdown: {outputs['markdown']}")
-    _report_baseline(settings, baseline, outputs)
-    _report_comparison(settings, outcome.comparison, outputs)
-    _report_tasks(settings, outcome.changes, outcome.required, outputs)
+    report_baseline(settings, baseline, outputs)
+    report_comparison(settings, outcome.comparison, outputs)
+    report_tasks(settings, outcome.changes, outcome.required, outputs)
 
     status = 0
     number = _pull_request(settings, event)
@@ -254,15 +258,7 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
             outputs["comment-url"] = posted.url or ""
     set_outputs(settings.output_path, outputs)
     # The gates, once the comment (and the outputs) say what regressed and what failed.
-    return max(status, _gate(settings, outcome.comparison), _required_gate(settings, outcome.required))
-
-
-def _warn_unmatched_cards(result: CompositeBoard) -> None:
-    """A warning at each capability card that matches no model: its constraints silently apply to nothing."""
-    for name in result.unmatched_cards:
-        p = result.config.problem(f"models.{name}", f"a capability card for {printable(name)}, but no model of that "
-                                  "id is in the data: it applies to nothing (check the spelling)")  # fmt: skip
-        annotate("warning", p.message, file=p.file, line=p.line, title="Configuration: card matches no model")
+    return max(status, regression_gate(settings, outcome.comparison), required_gate(settings, outcome.required))
 
 
 def _options(settings: Settings) -> Options:
@@ -457,9 +453,6 @@ def _best_effort(what: str, act: Callable[[], object]) -> None:
         annotate("warning", f"{what} failed: {type(exc).__name__}: {exc}", title="Leaderboard")
 
 
-# --- the baseline -----------------------------------------------------------------------------------
-
-
 def _baseline(settings: Settings, client_factory: ClientFactory, event: dict[str, Any]) -> Baseline | NoBaseline | None:
     """The baseline the inputs ask for (None: none asked for). Raises InvalidEvalRuns for bad files."""
     if not (settings.baseline or settings.baseline_artifact):
@@ -467,21 +460,6 @@ def _baseline(settings: Settings, client_factory: ClientFactory, event: dict[str
     number = _pull_request(settings, event) if settings.baseline_artifact else None
     client = client_factory(settings.github_token, settings.api_url) if settings.github_token else None
     return resolve_baseline(settings, client, number, datetime.now(UTC), payload=event)
-
-
-def _report_baseline(settings: Settings, baseline: Baseline | NoBaseline | None, outputs: dict[str, str]) -> None:
-    """The baseline in the log and the job summary; the comparison's outputs start at nothing found."""
-    outputs.update({"regressions": "0", "regressed-models": "[]", "improvements": "0", "baseline-sha": ""})
-    if baseline is None:
-        return
-    if isinstance(baseline, NoBaseline) and not baseline.quiet:
-        annotate("warning", describe(baseline), title="No baseline")
-    elif isinstance(baseline, NoBaseline):
-        print(describe(baseline))
-    else:
-        with commands_stopped(settings.on_runner):  # branch and file names are data
-            print(describe(baseline))
-        outputs["baseline-sha"] = baseline.sha or ""
 
 
 def _shown(baseline: Baseline | NoBaseline | None) -> Compared | Missing | None:
@@ -505,68 +483,3 @@ def _shown(baseline: Baseline | NoBaseline | None) -> Compared | Missing | None:
     if baseline.origin == "artifact":
         return Compared(describe_markdown(baseline), TITLE, source)
     return Compared(files_described(baseline.files, len(baseline.runs)), BASELINE_TITLE, source)
-
-
-def _report_comparison(settings: Settings, comparison: Comparison | None, outputs: dict[str, str]) -> None:
-    """The comparison's outputs and its lines in the log."""
-    if comparison is None:
-        return
-    regressed = comparison.regressions
-    outputs["regressions"] = str(len(regressed))
-    outputs["regressed-models"] = json.dumps([m.model_id for m in regressed])
-    outputs["improvements"] = str(len(comparison.improvements))
-    print(f"Compared with the baseline: {headline(comparison).replace('**', '')}")
-    with commands_stopped(settings.on_runner):  # model ids are data
-        for m in (*regressed, *comparison.having("within tolerance"), *comparison.improvements):
-            print(f"  {m.verdict}: {gate_line(m, comparison.alpha)}")
-
-
-# --- task changes and required tasks --------------------------------------------------------------------
-
-MAX_REQUIRED_ERRORS = 1_000  # ::error lines; the outputs and the report have every failure
-
-
-def _report_tasks(
-    settings: Settings, changes: TaskChanges | None, required: RequiredCheck | None, outputs: dict[str, str]
-) -> None:
-    """The outputs ``newly-failing``, ``required-failures``, ``required-failed``, and their lines in the log."""
-    outputs["newly-failing"] = json.dumps(newly_failing(changes) if changes is not None else {}, ensure_ascii=False)
-    outputs.update(required_outputs(required))
-    with commands_stopped(settings.on_runner):  # model and task ids are data
-        for m in changes.changed if changes is not None else ():
-            print(f"  tasks of {printable(m.model_id)}: {counts_text(m)}")
-        if required is not None:
-            print(
-                f"Required tasks: {len(required.failures):,} failure(s) over {len(required.tasks):,} task(s) "
-                f"and {len(required.models):,} model(s)."
-            )
-
-
-def _required_gate(settings: Settings, check: RequiredCheck | None) -> int:
-    """One error per required-task failure (up to MAX_REQUIRED_ERRORS), and exit status 1."""
-    if check is None or check.passed:
-        return 0
-    for f in check.failures[:MAX_REQUIRED_ERRORS]:
-        annotate(
-            "error",
-            f"{printable(f.model_id)} on required task {printable(f.task_id)}: {f.why}, below the required "
-            f"{check.threshold:g}",
-            title="Required task failed",
-        )
-    left = len(check.failures) - MAX_REQUIRED_ERRORS
-    if left > 0:
-        annotate("error", f"…and {left:,} more required-task failures: see the `required-failed` output.")
-    print(f"required-tasks: {len(check.failures):,} failure(s); failing the step.")
-    return 1
-
-
-def _gate(settings: Settings, comparison: Comparison | None) -> int:
-    """``fail-on-regression``: one error per regressed model, and exit status 1. Improvements never fail."""
-    if comparison is None or not settings.fail_on_regression or not comparison.regressions:
-        return 0
-    tolerance = f" (more than the tolerance {comparison.tolerance:g})" if comparison.tolerance > 0 else ""
-    for m in comparison.regressions:
-        annotate("error", f"Regressed{tolerance}: {gate_line(m, comparison.alpha)}", title="Regression")
-    count = len(comparison.regressions)
-    print(f"fail-on-regression: {count} model{'s' if count != 1 else ''} regressed; failing the step.")
-    return 1
