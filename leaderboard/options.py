@@ -20,7 +20,7 @@ from typing import Any, Literal, TypeVar
 from .formats import FORMAT_NAMES
 from .limits import MAX_BOOTSTRAP_SAMPLES
 from .numbers import parse_decimal, parse_integer
-from .report.document import COMMENT_KEY
+from .report.protocol import COMMENT_KEY
 from .stats.aggregation import RANK_BY, RankBy
 from .stats.clustering import CLUSTER_BY, ClusterBy
 from .stats.family import CORRECTIONS, DEFAULT_CORRECTION
