@@ -20,7 +20,6 @@ from typing import Any, Literal, TypeVar
 from .formats import FORMAT_NAMES
 from .limits import MAX_BOOTSTRAP_SAMPLES
 from .numbers import parse_decimal, parse_integer
-from .report.protocol import COMMENT_KEY
 from .stats.aggregation import RANK_BY, RankBy
 from .stats.clustering import CLUSTER_BY, ClusterBy
 from .stats.family import CORRECTIONS, DEFAULT_CORRECTION
@@ -38,6 +37,8 @@ DEFAULT_TASK_WEIGHTS: TaskWeights = "ignore"
 CommentMode = Literal["update", "off"]
 COMMENT_MODES: tuple[CommentMode, ...] = ("update", "off")
 BOOLEANS = {"true": True, "false": False}
+# What a comment key may be: it goes into the marker (an HTML comment) and a directory name.
+COMMENT_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,99}")
 # What actions/upload-artifact refuses in a name: " : < > | * ? \r \n \\ /
 ARTIFACT_NAME = re.compile(r'[^":<>|*?\r\n\\/]{1,255}')
 
@@ -110,7 +111,7 @@ def pick(text: str | None, choices: tuple[C, ...]) -> C | None:
 _FRACTION = "a number from 0 to 1 (score units)"
 
 OPTIONS: tuple[Option, ...] = (
-    Option("runs", None, None, "globs", "", "EvalRun or harness output files: paths or globs", what="set"),
+    Option("runs", None, None, "globs", "", "EvalRun or harness output files: paths or globs (required)"),
     Option("github-token", None, None, "text", "${{ github.token }}", "token for the PR comment"),
     Option("comment", None, None, "choice", "update", "update the PR's comment, or write none",
            what=one_of(COMMENT_MODES), choices=COMMENT_MODES),

@@ -37,9 +37,6 @@ from .trials import Failures, failures
 from .validation import InvalidEvalRuns, Problem
 
 __all__ = [
-    "DEFAULT_ALPHA",
-    "DEFAULT_RESAMPLES",
-    "DEFAULT_SEED",
     "BaselineProblems",
     "Options",
     "Outcome",

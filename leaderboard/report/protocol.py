@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+
+from ..options import COMMENT_KEY
+
+__all__ = [
+    "COMMENT_KEY",
+    "COMMENT_LIMIT",
+    "RUN_LINK_PREFIX",
+    "SUMMARY_LIMIT",
+    "Commit",
+    "comment_length",
+    "marker",
+    "same_content",
+    "summary_length",
+]
 
 COMMENT_LIMIT = 65_536
 SUMMARY_LIMIT = 1024 * 1024  # bytes GitHub accepts in one step's summary
 MARKER_PREFIX = "<!-- leaderboard-action:"
-# What a comment key may be: it goes into the marker (an HTML comment) and a directory name.
-COMMENT_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,99}")
 RUN_LINK_PREFIX = "<sub>[Workflow run]("
 
 
