@@ -2,8 +2,8 @@
 
 from .composite import CompositeBoard, rank
 from .config import Config, parse_config, read_config
-from .engine import evaluate
 from .loading import load_file, load_runs
+from .pipeline import evaluate
 from .records import EvalRun, LeaderboardRow, PairwiseDiff, Source
 from .report import render_json, render_markdown, render_report
 from .stats.aggregation import (

@@ -3,10 +3,9 @@
 Every mistake (an unknown key, a wrong type, a negative budget, a key written twice)
 is a :class:`~leaderboard.validation.Problem` naming the key and the file's line, all
 of them reported together; nothing is ranked on a half-read configuration. The node
-tree is walked rather than loaded into dicts because only nodes know their lines,
-and because a mapping's duplicate key, which ``yaml.safe_load`` keeps silently (the
-last one wins), must be an error. Anchors and aliases are refused: a configuration
-this small never needs them, and an alias bomb would expand exponentially.
+tree is walked with :class:`~leaderboard.yaml_nodes.NodeReader`, which knows each value's
+line. Anchors and aliases are refused: a configuration this small never needs them, and
+an alias bomb would expand exponentially.
 
 Checks that need the data (a weight on a metric no record has) are made by
 :func:`leaderboard.composite.rank`, which names the key's line from :attr:`Config.origins`.
@@ -17,7 +16,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import sys
 import unicodedata
 from collections.abc import Callable, Mapping
@@ -27,16 +25,18 @@ from typing import Any, Literal
 
 import yaml
 
-from .limits import MAX_BOOTSTRAP_SAMPLES, MAX_ID_LENGTH
-from .numbers import MAX_INTEGER_DIGITS, parse_decimal
-from .stats.family import CORRECTIONS, Correction
+from .numbers import parse_decimal
+from .options import STATISTICS
+from .stats.clustering import ClusterBy
+from .stats.family import Correction
+from .stats.weights import TaskWeights
 from .validation import InvalidEvalRuns, Problem, shown
+from .yaml_nodes import PLAIN_TAGS, STR, NodeReader, line_of, shared_or_tagged
 
 Mode = Literal["identity", "minmax", "target", "budget"]
 Direction = Literal["higher", "lower"]
 MODES: tuple[Mode, ...] = ("identity", "minmax", "target", "budget")
 DIRECTIONS: tuple[Direction, ...] = ("higher", "lower")
-DEFAULT_PATH = ".github/leaderboard.yml"
 # Far above any real configuration; it keeps a planted file from costing memory or time.
 MAX_CONFIG_BYTES = 1024 * 1024
 
@@ -74,9 +74,9 @@ def default_normalization(metric: str) -> Normalization:
     are relative to this run's models (minmax) and lower is better; a custom metric's scale is
     unknown, so it is minmax, higher is better.
     """
-    direction = "lower" if metric in LOWER_IS_BETTER else "higher"
-    mode = "identity" if metric in ("accuracy", "error_rate") else "minmax"
-    return Normalization(mode, direction)  # type: ignore[arg-type]
+    direction: Direction = "lower" if metric in LOWER_IS_BETTER else "higher"
+    mode: Mode = "identity" if metric in ("accuracy", "error_rate") else "minmax"
+    return Normalization(mode, direction)
 
 
 @dataclass(frozen=True)
@@ -111,8 +111,8 @@ class StatisticsConfig:
     resamples: int | None = None
     confidence: float | None = None
     seed: int | None = None
-    cluster_by: str | None = None  # issue 15: none | category | cluster
-    task_weights: str | None = None  # ignore | apply
+    cluster_by: ClusterBy | None = None
+    task_weights: TaskWeights | None = None
     correction: Correction | None = None
 
 
@@ -168,190 +168,10 @@ class Config:
         }
 
 
-# --- reading ---------------------------------------------------------------------------------------
-
-_INT = "tag:yaml.org,2002:int"
-_FLOAT = "tag:yaml.org,2002:float"
-_BOOL = "tag:yaml.org,2002:bool"
-_STR = "tag:yaml.org,2002:str"
-_NULL = "tag:yaml.org,2002:null"
-_WORDS = {_INT: "an integer", _FLOAT: "a number", _BOOL: "a boolean", _STR: "a string", _NULL: "null"}
+# --- the sections ----------------------------------------------------------------------------------
 
 
-# Numbers as JSON writes them (a leading + allowed): no leading zero, which YAML 1.1 reads as octal.
-_PLAIN_DECIMAL = re.compile(r"[+-]?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_PLAIN_INTEGER = re.compile(r"[+-]?(?:0|[1-9][0-9]*)")
-
-
-def _line(node: yaml.Node) -> int:
-    return int(node.start_mark.line) + 1
-
-
-class _Reader:
-    """Walks the node tree, collecting problems and each key's line."""
-
-    def __init__(self, file: str, loader: yaml.SafeLoader) -> None:
-        self.file = file
-        self.loader = loader
-        self.problems: list[Problem] = []
-        self.origins: dict[str, tuple[str | None, int | None]] = {}
-
-    def bad(self, key: str, node: yaml.Node, message: str) -> None:
-        self.problems.append(Problem(message=message, file=self.file, line=_line(node), field=key or None))
-
-    def describe(self, node: yaml.Node) -> str:
-        if isinstance(node, yaml.MappingNode):
-            return "a mapping"
-        if isinstance(node, yaml.SequenceNode):
-            return "a list"
-        word = _WORDS.get(node.tag, node.tag)
-        return f"{word} {shown(node.value, 40)}" if node.tag != _NULL else "null (nothing)"
-
-    def mapping(self, key: str, node: yaml.Node) -> dict[str, yaml.Node] | None:
-        """The mapping's entries by key (each key's line noted); None with a problem if not a mapping."""
-        if isinstance(node, yaml.ScalarNode) and node.tag == _NULL:
-            return {}  # "metrics:" with nothing under it: an empty section
-        if not isinstance(node, yaml.MappingNode):
-            self.bad(key, node, f"must be a mapping of keys to values, got {self.describe(node)}")
-            return None
-        out: dict[str, yaml.Node] = {}
-        first: dict[str, int] = {}
-        for key_node, value_node in node.value:
-            if not (isinstance(key_node, yaml.ScalarNode) and key_node.tag == _STR):
-                self.bad(key, key_node, f"keys must be strings, got {self.describe(key_node)}")
-                continue
-            name = key_node.value
-            dotted = f"{key}.{name}" if key else name
-            if name in out:
-                self.bad(
-                    dotted, key_node, f"is written twice (first at line {first[name]}); which one counts is ambiguous"
-                )
-                continue
-            out[name] = value_node
-            first[name] = _line(key_node)
-            self.origins[dotted] = (self.file, _line(key_node))
-        return out
-
-    def scalar(self, key: str, node: yaml.Node, tags: tuple[str, ...], what: str) -> Any:
-        """The scalar's value if its type is one of ``tags``, else None with a problem."""
-        if not (isinstance(node, yaml.ScalarNode) and node.tag in tags):
-            self.bad(key, node, f"must be {what}, got {self.describe(node)}")
-            return None
-        try:
-            return self.loader.construct_object(node)
-        except (yaml.YAMLError, ValueError, OverflowError) as exc:
-            self.bad(key, node, f"must be {what}, got {shown(node.value, 40)} ({exc})")
-            return None
-
-    def numeral(self, key: str, node: yaml.Node, what: str, integer: bool) -> str | None:
-        """The text of a number written in plain decimal, else None with a problem.
-
-        YAML 1.1 (PyYAML) reads ``010`` as 8, ``0x10`` as 16, ``1:30`` as 90 and ``1_0`` as 10; each
-        is refused (as the action's inputs refuse them) rather than read as a number nobody wrote.
-        YAML 1.2's ``1e-3``, which YAML 1.1 leaves a string, is a number when written unquoted.
-        """
-        numeric = isinstance(node, yaml.ScalarNode) and (
-            node.tag in ((_INT,) if integer else (_INT, _FLOAT))
-            or (not integer and node.tag == _STR and node.style is None and parse_decimal(node.value) is not None)
-        )
-        if not numeric:
-            self.bad(key, node, f"must be {what}, got {self.describe(node)}")
-            return None
-        text = str(node.value)
-        if not (_PLAIN_INTEGER if integer else _PLAIN_DECIMAL).fullmatch(text) or len(text) > MAX_INTEGER_DIGITS:
-            try:
-                read = f": YAML 1.1 would read it as {shown(self.loader.construct_object(node), 40)}"
-            except (yaml.YAMLError, ValueError, OverflowError):
-                read = ""
-            self.bad(
-                key, node,
-                f"must be {what} in plain decimal (no leading zero, 0x, 0b, _ or :), got {shown(text, 40)}{read}",
-            )  # fmt: skip
-            return None
-        return text
-
-    def number(self, key: str, node: yaml.Node, valid: Callable[[float], bool], what: str) -> float | None:
-        text = self.numeral(key, node, what, integer=False)
-        if text is None:
-            return None
-        number = float(text)  # plain decimal: an overflow is inf, refused below
-        if not math.isfinite(number) or not valid(number):
-            self.bad(key, node, f"must be {what}, got {shown(text, 40)}")
-            return None
-        return number
-
-    def integer(self, key: str, node: yaml.Node, valid: Callable[[int], bool], what: str) -> int | None:
-        text = self.numeral(key, node, what, integer=True)
-        if text is None:
-            return None
-        value = int(text)
-        if not valid(value):
-            self.bad(key, node, f"must be {what}, got {shown(text, 40)}")
-            return None
-        return value
-
-    def boolean(self, key: str, node: yaml.Node) -> bool | None:
-        value = self.scalar(key, node, (_BOOL,), "true or false")
-        return None if value is None else bool(value)
-
-    def name(self, key: str, node: yaml.Node, what: str = "a non-empty string") -> str | None:
-        value = self.scalar(key, node, (_STR,), what)
-        if value is None:
-            return None
-        if not value.strip() or value != value.strip() or len(value) > MAX_ID_LENGTH:
-            self.bad(key, node, f"must be {what} of at most {MAX_ID_LENGTH} characters, without surrounding spaces")
-            return None
-        return str(value)
-
-    def names(self, key: str, node: yaml.Node) -> tuple[str, ...] | None:
-        """A list of strings (a single string is a list of one)."""
-        if isinstance(node, yaml.ScalarNode) and node.tag == _STR:
-            one = self.name(key, node)
-            return None if one is None else (one,)
-        if not isinstance(node, yaml.SequenceNode):
-            self.bad(key, node, f"must be a list of strings, got {self.describe(node)}")
-            return None
-        out = [self.name(key, item) for item in node.value]
-        return None if any(v is None for v in out) else tuple(v for v in out if v is not None)
-
-    def unknown(self, key: str, entries: Mapping[str, yaml.Node], allowed: tuple[str, ...]) -> None:
-        for name in entries:
-            if name not in allowed:
-                dotted = f"{key}.{name}" if key else name
-                _, line = self.origins[dotted]
-                self.problems.append(
-                    Problem(
-                        message=f"unknown key {shown(name, 60)}; the keys here are {', '.join(allowed)}",
-                        file=self.file,
-                        line=line,
-                        field=dotted,
-                    )
-                )
-
-
-_PLAIN_TAGS = frozenset({*_WORDS, "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"})
-
-
-def _aliases(root: yaml.Node) -> yaml.Node | None:
-    """The first node reached twice (an alias) or carrying an explicit tag of its own
-    (``!!python/object``, ``!custom``: never constructed, but a configuration is plain data, so
-    it is refused rather than read as something else), or None: each node is visited once."""
-    seen: set[int] = set()
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen or node.tag not in _PLAIN_TAGS:
-            return node
-        seen.add(id(node))
-        if isinstance(node, yaml.MappingNode):
-            for k, v in node.value:
-                stack.extend((k, v))
-        elif isinstance(node, yaml.SequenceNode):
-            stack.extend(node.value)
-    return None
-
-
-def _normalize(r: _Reader, entries: Mapping[str, yaml.Node]) -> dict[str, Normalization]:
+def _normalize(r: NodeReader, entries: Mapping[str, yaml.Node]) -> dict[str, Normalization]:
     out: dict[str, Normalization] = {}
     for metric, node in entries.items():
         key = f"metrics.normalize.{metric}"
@@ -362,13 +182,13 @@ def _normalize(r: _Reader, entries: Mapping[str, yaml.Node]) -> dict[str, Normal
         default = default_normalization(metric)
         mode: Mode | None = default.mode
         if "mode" in spec:
-            mode = r.scalar(f"{key}.mode", spec["mode"], (_STR,), f"one of {', '.join(MODES)}")
+            mode = r.scalar(f"{key}.mode", spec["mode"], (STR,), f"one of {', '.join(MODES)}")
             if mode is not None and mode not in MODES:
                 r.bad(f"{key}.mode", spec["mode"], f"must be one of {', '.join(MODES)}, got {shown(mode)}")
                 mode = None
         direction: Direction | None = default.direction
         if "direction" in spec:
-            direction = r.scalar(f"{key}.direction", spec["direction"], (_STR,), "higher or lower")
+            direction = r.scalar(f"{key}.direction", spec["direction"], (STR,), "higher or lower")
             if direction is not None and direction not in DIRECTIONS:
                 r.bad(f"{key}.direction", spec["direction"], f"must be higher or lower, got {shown(direction)}")
                 direction = None
@@ -387,7 +207,7 @@ def _normalize(r: _Reader, entries: Mapping[str, yaml.Node]) -> dict[str, Normal
     return out
 
 
-def _weights(r: _Reader, entries: Mapping[str, yaml.Node], node: yaml.Node) -> dict[str, float]:
+def _weights(r: NodeReader, entries: Mapping[str, yaml.Node], node: yaml.Node) -> dict[str, float]:
     out: dict[str, float] = {}
     for metric, value_node in entries.items():
         weight = r.number(f"metrics.weights.{metric}", value_node, lambda v: v >= 0, "a number >= 0")
@@ -411,7 +231,7 @@ def weights_problem(weights: Mapping[str, float]) -> str | None:
     )
 
 
-def _constraints(r: _Reader, entries: Mapping[str, yaml.Node]) -> Constraints:
+def _constraints(r: NodeReader, entries: Mapping[str, yaml.Node]) -> Constraints:
     values: dict[str, Any] = {}
     bounds: list[tuple[Literal["min", "max"], str, float]] = []
     fraction = ("a fraction from 0 to 1", lambda v: 0.0 <= v <= 1.0)
@@ -444,7 +264,7 @@ def _constraints(r: _Reader, entries: Mapping[str, yaml.Node]) -> Constraints:
     return Constraints(**kept, bounds=tuple(bounds))
 
 
-def _models(r: _Reader, entries: Mapping[str, yaml.Node]) -> dict[str, Card]:
+def _models(r: NodeReader, entries: Mapping[str, yaml.Node]) -> dict[str, Card]:
     """The cards by model id in NFC, as the loader keeps ids: a key written in NFD is the same model."""
     out: dict[str, Card] = {}
     spelled: dict[str, str] = {}
@@ -470,37 +290,24 @@ def _models(r: _Reader, entries: Mapping[str, yaml.Node]) -> dict[str, Card]:
     return out
 
 
-def _statistics(r: _Reader, entries: Mapping[str, yaml.Node]) -> StatisticsConfig:
-    r.unknown(
-        "statistics",
-        entries,
-        ("enabled", "resamples", "confidence", "seed", "cluster_by", "task_weights", "correction"),
-    )
+def _statistics(r: NodeReader, entries: Mapping[str, yaml.Node]) -> StatisticsConfig:
+    """The ``statistics`` block: each key read as the options table declares it."""
+    r.unknown("statistics", entries, tuple(STATISTICS))
     values: dict[str, Any] = {}
-    if "enabled" in entries:
-        values["enabled"] = r.boolean("statistics.enabled", entries["enabled"])
-    if "resamples" in entries:
-        values["resamples"] = r.integer(
-            "statistics.resamples", entries["resamples"], lambda v: 1 <= v <= MAX_BOOTSTRAP_SAMPLES,
-            f"an integer from 1 to {MAX_BOOTSTRAP_SAMPLES}",
-        )  # fmt: skip
-    if "confidence" in entries:
-        values["confidence"] = r.number(
-            "statistics.confidence", entries["confidence"], lambda v: 0 < v < 1, "a number between 0 and 1 (exclusive)"
-        )
-    if "seed" in entries:
-        values["seed"] = r.integer("statistics.seed", entries["seed"], lambda v: v >= 0, "an integer >= 0")
-    choices: tuple[tuple[str, tuple[str, ...]], ...] = (
-        ("cluster_by", ("none", "category", "cluster")),
-        ("task_weights", ("ignore", "apply")),
-        ("correction", CORRECTIONS),
-    )
-    for key, allowed in choices:
-        if key in entries:
-            what = "one of " + ", ".join(allowed)
-            value = r.name(f"statistics.{key}", entries[key], what)
-            if value is not None and value not in allowed:
-                r.bad(f"statistics.{key}", entries[key], f"must be {what}, got {shown(value, 40)}")
+    for key, node in entries.items():
+        if (option := STATISTICS.get(key)) is None:
+            continue
+        dotted = f"statistics.{key}"
+        if option.kind == "boolean":
+            values[key] = r.boolean(dotted, node)
+        elif option.kind == "integer":
+            values[key] = r.integer(dotted, node, option.valid, option.what)
+        elif option.kind == "decimal":
+            values[key] = r.number(dotted, node, option.valid, option.what)
+        else:
+            value = r.name(dotted, node, option.what)
+            if value is not None and value not in option.choices:
+                r.bad(dotted, node, f"must be {option.what}, got {shown(value, 40)}")
                 value = None
             values[key] = value
     return StatisticsConfig(**{k: v for k, v in values.items() if v is not None})
@@ -524,27 +331,27 @@ def parse_config(text: str, file: str) -> Config:
             raise InvalidEvalRuns([Problem(message=message, file=file)]) from None
         if root is None:
             return Config(file=file)  # an empty file: every default
-        shared = _aliases(root)
+        shared = shared_or_tagged(root)
         if shared is not None:
             raise InvalidEvalRuns(
                 [
                     Problem(
                         message=(
                             f"YAML tag {shared.tag!r} is not supported: a configuration is plain data"
-                            if shared.tag not in _PLAIN_TAGS
+                            if shared.tag not in PLAIN_TAGS
                             else "anchors and aliases (&, *) are not supported here: write each value out"
                         ),
                         file=file,
-                        line=_line(shared),
+                        line=line_of(shared),
                     )
                 ]
             )
-        return _read(_Reader(file, loader), root, file)
+        return _read(NodeReader(file, loader), root, file)
     finally:
         loader.dispose()
 
 
-def _read(r: _Reader, root: yaml.Node, file: str) -> Config:
+def _read(r: NodeReader, root: yaml.Node, file: str) -> Config:
     top = r.mapping("", root)
     if top is None:
         raise InvalidEvalRuns(r.problems)

@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 from leaderboard import EvalRun, analyse, load_runs  # noqa: E402
 from leaderboard.baseline import Baseline  # noqa: E402
 from leaderboard.config import read_config  # noqa: E402
-from leaderboard.engine import evaluate  # noqa: E402
+from leaderboard.pipeline import evaluate  # noqa: E402
 from leaderboard.report.baseline import describe_markdown  # noqa: E402
 from leaderboard.report.comparison import comment_section  # noqa: E402
 from leaderboard.report.composite import ACCURACY_HEADING, composite_section, composite_verdict  # noqa: E402

@@ -19,8 +19,8 @@ from scipy import stats
 from leaderboard import EvalRun, analyse
 from leaderboard.action.settings import SettingsError, parse_settings
 from leaderboard.config import parse_config
-from leaderboard.engine import evaluate
 from leaderboard.loading import load_runs
+from leaderboard.pipeline import evaluate
 from leaderboard.report.comparison import comparison_dict, rule_text
 from leaderboard.report.document import render_report
 from leaderboard.report.json_report import render_json

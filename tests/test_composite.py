@@ -9,7 +9,7 @@ import pytest
 from leaderboard import EvalRun, analyse
 from leaderboard.composite import CompositeBoard, normalise, rank
 from leaderboard.config import Card, Config, Constraints, Normalization, parse_config, with_weights
-from leaderboard.engine import evaluate
+from leaderboard.pipeline import evaluate
 from leaderboard.validation import InvalidEvalRuns
 
 TASKS = 12

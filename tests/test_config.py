@@ -13,7 +13,7 @@ from conftest import ROOT
 from leaderboard import EvalRun, analyse
 from leaderboard.composite import rank
 from leaderboard.config import Normalization, parse_config, parse_weights, read_config, with_weights
-from leaderboard.engine import evaluate
+from leaderboard.pipeline import evaluate
 from leaderboard.validation import InvalidEvalRuns, Problem
 
 EXAMPLE_CONFIG = ROOT / "examples" / "agent-suite" / "leaderboard.yml"

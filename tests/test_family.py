@@ -18,7 +18,8 @@ from scipy import stats
 from leaderboard import EvalRun, analyse
 from leaderboard.action.settings import DEFAULTS
 from leaderboard.config import parse_config
-from leaderboard.engine import evaluate, parameters
+from leaderboard.options import INPUTS
+from leaderboard.pipeline import evaluate, parameters
 from leaderboard.report.comparison import comparison_dict, comparison_markdown
 from leaderboard.report.document import render_report
 from leaderboard.report.json_report import report_dict
@@ -57,9 +58,11 @@ def test_the_default_correction_is_holm_in_the_library_the_engine_the_action_and
     runs = records(np.array([[0.2, 0.4, 0.6], [0.3, 0.5, 0.7]]))
     assert analyse(runs).correction == "holm"
     assert parameters(None, b=None, alpha=None, seed=None).correction == "holm"
-    assert DEFAULTS["pairwise-correction"] == "holm"
+    assert INPUTS["pairwise-correction"].default == "holm"
     manifest = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
-    assert manifest["inputs"]["pairwise-correction"]["default"] == "holm"
+    # Empty in the manifest so that the configuration may decide; the description names the default.
+    assert DEFAULTS["pairwise-correction"] == manifest["inputs"]["pairwise-correction"]["default"] == ""
+    assert "`holm`" in manifest["inputs"]["pairwise-correction"]["description"]
 
 
 def test_the_configurations_statistics_block_sets_the_correction_unless_the_caller_does() -> None:

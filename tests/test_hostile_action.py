@@ -157,7 +157,7 @@ def test_an_unexpected_error_replaces_the_comment_with_the_reason(
     def out_of_memory(*args: object, **kwargs: object) -> None:
         raise MemoryError("Unable to allocate 74.5 GiB")
 
-    monkeypatch.setattr(main_module, "evaluate", out_of_memory)
+    monkeypatch.setattr(main_module, "run", out_of_memory)
     runner = tmp_path / "in-process"
     runner.mkdir()
     event = runner / "event.json"

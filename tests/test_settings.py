@@ -6,7 +6,12 @@ import pytest
 import yaml
 from conftest import ROOT
 
-from leaderboard.action.settings import DEFAULTS, INPUTS, SettingsError, parse_settings, split_patterns
+from leaderboard.action.settings import DEFAULTS, SettingsError, parse_settings
+from leaderboard.cli import parser
+from leaderboard.config import parse_config
+from leaderboard.options import INPUTS, OPTIONS, STATISTICS
+from leaderboard.required import split_patterns
+from leaderboard.validation import InvalidEvalRuns
 
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
 
@@ -33,12 +38,45 @@ def test_every_input_and_output_is_documented_in_the_readme() -> None:
         assert f"| `{name}` |" in readme, name
 
 
-def test_a_local_run_gets_the_defaults() -> None:
+def test_an_input_the_configuration_may_decide_is_empty_in_action_yml_and_its_real_default_is_stated() -> None:
+    readme = (ROOT / "README.md").read_text()
+    configurable = [o for o in OPTIONS if o.input is not None and o.configurable]
+    assert {o.input for o in configurable} == {
+        "alpha", "bootstrap-samples", "seed", "pairwise-correction", "cluster-by", "task-weights",
+    }  # fmt: skip
+    for option in configurable:
+        spec = ACTION["inputs"][option.input]
+        assert spec["default"] == "" and f"statistics.{option.key}" in spec["description"], option.input
+        assert option.default.strip("`") in spec["description"], option.input
+        assert f"| `{option.input}` | (configuration, else `{option.default}`) |" in readme, option.input
+
+
+def test_every_flag_of_the_options_table_is_the_clis() -> None:
+    flags = {s for action in parser()._actions for s in action.option_strings}
+    assert {o.flag for o in OPTIONS if o.flag is not None} <= flags
+
+
+def test_the_configurations_statistics_keys_are_the_options_tables() -> None:
+    with pytest.raises(InvalidEvalRuns) as caught:
+        parse_config("statistics:\n  level: 0.9\n", "c.yml")
+    (problem,) = caught.value.problems
+    assert problem.line == 2 and f"the keys here are {', '.join(STATISTICS)}" in problem.message
+
+
+def test_a_local_run_gets_the_defaults_and_leaves_the_statistics_to_the_configuration() -> None:
     s = parse_settings({"INPUT_RUNS": "a.jsonl"})
-    assert (s.comment, s.comment_key, s.alpha, s.bootstrap_samples, s.seed, s.rank_by, s.pr_number) == (
-        "update", "leaderboard", 0.05, 500, 0, "mean", None,
+    assert (s.comment, s.comment_key, s.rank_by, s.pr_number, s.title) == (
+        "update", "leaderboard", "mean", None, "Model leaderboard",
     )  # fmt: skip
+    assert (s.alpha, s.bootstrap_samples, s.seed, s.correction, s.cluster_by, s.task_weights) == (None,) * 6
     assert s.github_token == "" and s.api_url == "https://api.github.com"
+
+
+def test_an_input_set_to_its_default_value_is_given_and_an_empty_one_is_not() -> None:
+    given = parse_settings(env(alpha="0.05", pairwise_correction="holm", cluster_by="none", seed="0"))
+    assert (given.alpha, given.correction, given.cluster_by, given.seed) == (0.05, "holm", "none", 0)
+    empty = parse_settings(env(alpha="", pairwise_correction=" ", cluster_by="", seed=""))
+    assert (empty.alpha, empty.correction, empty.cluster_by, empty.seed) == (None, None, None, None)
 
 
 def test_hyphenated_inputs_are_read_as_the_runner_passes_them() -> None:

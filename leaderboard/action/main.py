@@ -14,33 +14,22 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
 from github import Github
 
-from ..baseline import Baseline, NoBaseline, describe
-from ..composite import CompositeBoard
+from ..baseline import Baseline, NoBaseline
 from ..config import Config, read_config
-from ..engine import DEFAULT_ALPHA, DEFAULT_RESAMPLES, DEFAULT_SEED, evaluate
 from ..formats import Session, comment_note, load_summary
 from ..loading import load_runs
+from ..options import INPUTS
+from ..pipeline import Options, run
 from ..records import EvalRun
 from ..report.baseline import describe_markdown
-from ..report.comparison import (
-    TITLE,
-    comment_section,
-    comparison_dict,
-    full_section,
-    gate_line,
-    headline,
-    no_baseline_dict,
-    no_baseline_markdown,
-    summary_section,
-)
-from ..report.composite import ACCURACY_HEADING, composite_dict, composite_section, composite_verdict
+from ..report.comparison import TITLE
 from ..report.document import (
     SUMMARY_LIMIT,
     Commit,
@@ -51,19 +40,12 @@ from ..report.document import (
     rejected_body,
     summary_markdown,
 )
-from ..report.failures import failures_dict, failures_line, failures_markdown
+from ..report.failures import failures_line
 from ..report.json_report import write_json
 from ..report.markdown import md_text
-from ..report.task_changes import comment_section as tasks_comment_section
-from ..report.task_changes import counts_text, newly_failing, required_markdown, required_outputs, task_changes_dict
-from ..report.task_changes import full_section as tasks_full_section
-from ..report.task_changes import summary_section as tasks_summary_section
-from ..required import RequiredCheck, UnmatchedPatterns, check_required, required_dict
+from ..report.plan import BASELINE_TITLE, Compared, Missing, Plan, files_described, plan
+from ..required import UnmatchedPatterns
 from ..stats.aggregation import Leaderboard
-from ..stats.comparison import Comparison, compare
-from ..stats.family import DEFAULT_CORRECTION
-from ..stats.task_changes import TaskChanges, task_changes
-from ..trials import failures
 from ..validation import InvalidEvalRuns, Problem, printable
 from .baseline import resolve_baseline
 from .event import head_sha, pull_request_number
@@ -77,7 +59,15 @@ from .github_api import (
 )
 from .outputs import Content, OutputRefused, key_directory, write_inside
 from .redact import hidden
-from .settings import DEFAULTS, Settings, SettingsError, parse_settings
+from .settings import Settings, SettingsError, parse_settings
+from .verdicts import (
+    regression_gate,
+    report_baseline,
+    report_comparison,
+    report_tasks,
+    required_gate,
+    warn_unmatched_cards,
+)
 from .workflow import add_mask, annotate, append_summary, commands_stopped, set_outputs
 
 ClientFactory = Callable[[str, str], Github]
@@ -195,47 +185,22 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
     if problems:
         raise InvalidEvalRuns(problems)
     read_note = load_summary(session.report())
-    left_out = comment_note(session.report())  # unscored samples, averaged trials: the comment says so
-    # Issue 9: the baseline, before any computing; its files' problems are reported like `runs`.
+    # The baseline, before any computing; its files' problems are reported like those of `runs`.
     baseline = _baseline(settings, client_factory, event)
-    # An input left at its default lets the configuration's statistics block decide (issue 10).
-    board, result = evaluate(
-        runs,
-        config,
-        b=None if settings.bootstrap_samples == DEFAULT_RESAMPLES else settings.bootstrap_samples,
-        alpha=None if settings.alpha == DEFAULT_ALPHA else settings.alpha,
-        seed=None if settings.seed == DEFAULT_SEED else settings.seed,
-        rank_by=settings.rank_by,
-        correction=None if settings.correction == DEFAULT_CORRECTION else settings.correction,
-        cluster_by=None if settings.cluster_by == "none" else settings.cluster_by,
-        task_weights=None if settings.task_weights == "ignore" else settings.task_weights,
-    )
-    # Issue 16: the required tasks first, so a glob matching nothing stops the run before the comparison.
     try:
-        required = _required(settings, runs)
-    except InvalidEvalRuns as exc:
-        return _reject(settings, exc.problems, client_factory, what="in the input 'required-tasks'")
-    # Issue 9: the comparison with the baseline, shown right under the verdict of every document;
-    # issue 10: the composite ranking after it.
-    comparison = _compare(settings, baseline, runs, board)
-    # Issue 16: the tasks behind each change; the required tasks go at the top of every document.
-    changes = None
-    if isinstance(baseline, Baseline) and comparison is not None:
-        changes = task_changes(baseline.runs, runs, models=[m.model_id for m in comparison.models])
-    sections = (
-        _Sections.of(settings, baseline, comparison)
-        .with_task_changes(changes, comparison)
-        .with_required(required)
-        .with_composite(result)
-    )
+        outcome = run(
+            _options(settings), runs, config=config, baseline=baseline.runs if isinstance(baseline, Baseline) else None
+        )
+    except UnmatchedPatterns as exc:
+        problems = [
+            Problem(message=f"input 'required-tasks': the pattern {p!r} matches no task in the runs")
+            for p in exc.patterns
+        ]
+        return _reject(settings, problems, client_factory, what="in the input 'required-tasks'")
+    board, result = outcome.board, outcome.composite
+    # Unscored samples and averaged trials: the comment says so.
+    sections = plan(outcome, baseline=_shown(baseline), left_out=comment_note(session.report()))
     commit = _commit(settings, event)
-    read_section = (md_text(left_out),) if left_out else ()  # after the comparison: a note on the data
-    failed = failures(runs)  # calls left out as failed are counted in every document, the report and the log
-    failed_note = failures_markdown(failed)
-    if failed_note is not None:
-        read_section = (*read_section, failed_note)
-        sections = replace(sections, summary=(*sections.summary, failed_note), full=(*sections.full, failed_note))
-    sections = replace(sections, failures=failures_dict(failed))
     summary = summary_markdown(
         board, title=settings.title, commit=commit, sections=sections.summary, lead=sections.lead
     )
@@ -246,7 +211,7 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
         title=settings.title,
         run_url=settings.run_url,
         commit=commit,
-        sections=(*sections.comment, *read_section),
+        sections=sections.comment,
         lead=sections.lead,
         summary=summary if written else None,  # so the comment says truly what the summary holds
     ).text
@@ -254,7 +219,7 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
     outputs = {
         "report": report,
         "markdown": markdown,
-        "top-model": _top_model(board, result),
+        "top-model": outcome.top_model,
         "disqualified": json.dumps([r.model_id for r in result.disqualified] if result is not None else []),
         "models": str(board.n_models),
         "tasks": str(board.n_tasks),
@@ -265,7 +230,7 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
     append_summary(settings.summary_path, f"\n{md_text(read_note)}")
     with commands_stopped(settings.on_runner):  # file names and model ids are data, not commands
         print(read_note)
-        if (failed_line := failures_line(failed)) is not None:
+        if (failed_line := failures_line(outcome.failures)) is not None:
             print(failed_line)
     print(f"{board.n_models} models, {board.n_tasks} tasks, {board.n_runs} runs.")
     with commands_stopped(settings.on_runner):
@@ -277,11 +242,11 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
             for entry in result.disqualified:
                 print(f"DISQUALIFIED {printable(entry.model_id)}: {printable('; '.join(entry.reasons))}")
     if result is not None:
-        _warn_unmatched_cards(result)
+        warn_unmatched_cards(result)
     print(f"Report: {outputs['report']}; markdown: {outputs['markdown']}")
-    _report_baseline(settings, baseline, outputs)
-    _report_comparison(settings, comparison, outputs)
-    _report_tasks(settings, changes, required, outputs)
+    report_baseline(settings, baseline, outputs)
+    report_comparison(settings, outcome.comparison, outputs)
+    report_tasks(settings, outcome.changes, outcome.required, outputs)
 
     status = 0
     number = _pull_request(settings, event)
@@ -290,28 +255,29 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
     elif settings.comment == "off":
         print("comment: off — no PR comment written.")
     else:
-        outcome, status = _publish(settings, number, client_factory, lambda t: t.upsert(body), stale=STALE)
-        if outcome is not None and outcome.comment_id is not None:
-            outputs["comment-id"] = str(outcome.comment_id)
-            outputs["comment-url"] = outcome.url or ""
+        posted, status = _publish(settings, number, client_factory, lambda t: t.upsert(body), stale=STALE)
+        if posted is not None and posted.comment_id is not None:
+            outputs["comment-id"] = str(posted.comment_id)
+            outputs["comment-url"] = posted.url or ""
     set_outputs(settings.output_path, outputs)
     # The gates, once the comment (and the outputs) say what regressed and what failed.
-    return max(status, _gate(settings, comparison), _required_gate(settings, required))
+    return max(status, regression_gate(settings, outcome.comparison), required_gate(settings, outcome.required))
 
 
-def _warn_unmatched_cards(result: CompositeBoard) -> None:
-    """A warning at each capability card that matches no model: its constraints silently apply to nothing."""
-    for name in result.unmatched_cards:
-        p = result.config.problem(f"models.{name}", f"a capability card for {printable(name)}, but no model of that "
-                                  "id is in the data: it applies to nothing (check the spelling)")  # fmt: skip
-        annotate("warning", p.message, file=p.file, line=p.line, title="Configuration: card matches no model")
-
-
-def _top_model(board: Leaderboard, result: CompositeBoard | None) -> str:
-    """The top-ranked model: after disqualification when there is a configuration."""
-    if result is not None:
-        return result.top_model
-    return board.rows[0].model_id if board.rows else ""
+def _options(settings: Settings) -> Options:
+    return Options(
+        b=settings.bootstrap_samples,
+        alpha=settings.alpha,
+        seed=settings.seed,
+        rank_by=settings.rank_by,
+        correction=settings.correction,
+        cluster_by=settings.cluster_by,
+        task_weights=settings.task_weights,
+        regression_tolerance=settings.regression_tolerance,
+        fail_on_regression=settings.fail_on_regression,
+        required_tasks=settings.required_tasks,
+        required_score=settings.required_score,
+    )
 
 
 def _config(settings: Settings) -> Config | None:
@@ -320,7 +286,7 @@ def _config(settings: Settings) -> Config | None:
     The workspace holds the PR's checkout, so the file is read only if it is a regular
     file inside it (a link out, a FIFO or a device is refused by name).
     """
-    name = settings.config or DEFAULTS["config"]
+    name = settings.config or INPUTS["config"].default
     base = Path(settings.workspace).resolve()
     path = base / name
     if not os.path.lexists(path):
@@ -343,7 +309,7 @@ def _commit(settings: Settings, event: dict[str, Any]) -> Commit | None:
 
 
 def _write_files(
-    settings: Settings, board: Leaderboard, *, comment: str, commit: Commit | None, sections: _Sections
+    settings: Settings, board: Leaderboard, *, comment: str, commit: Commit | None, sections: Plan
 ) -> tuple[str, str]:
     """The JSON report, the full markdown and the exact comment body, under the workspace, never through a link.
 
@@ -353,14 +319,7 @@ def _write_files(
     directories = (OUTPUT_DIR, key_directory(settings.comment_key))
 
     def report(handle: TextIO) -> None:
-        write_json(
-            board,
-            handle,
-            baseline=sections.json,
-            composite=sections.composite,
-            required=sections.required,
-            failures=sections.failures,
-        )
+        write_json(board, handle, **sections.report)
 
     files: dict[str, Content] = {
         # Streamed: at millions of pairs the report is over a gigabyte, which a string would hold twice.
@@ -455,7 +414,7 @@ def _reject(
     if settings.github_token:  # an error's text may echo the token; the comment and summary must not
         secret = settings.github_token
         problems = [replace(p, message=p.message.replace(secret, "***")) for p in problems]
-    config_name = settings.config or DEFAULTS["config"]
+    config_name = settings.config or INPUTS["config"].default
     for p in problems:
         title = "Invalid EvalRun" if what == "in the EvalRun files" else "Leaderboard not made"
         if p.file == config_name:
@@ -497,9 +456,6 @@ def _best_effort(what: str, act: Callable[[], object]) -> None:
         annotate("warning", f"{what} failed: {type(exc).__name__}: {exc}", title="Leaderboard")
 
 
-# --- Issue 9: the baseline ------------------------------------------------------------------------
-
-
 def _baseline(settings: Settings, client_factory: ClientFactory, event: dict[str, Any]) -> Baseline | NoBaseline | None:
     """The baseline the inputs ask for (None: none asked for). Raises InvalidEvalRuns for bad files."""
     if not (settings.baseline or settings.baseline_artifact):
@@ -509,202 +465,24 @@ def _baseline(settings: Settings, client_factory: ClientFactory, event: dict[str
     return resolve_baseline(settings, client, number, datetime.now(UTC), payload=event)
 
 
-def _report_baseline(settings: Settings, baseline: Baseline | NoBaseline | None, outputs: dict[str, str]) -> None:
-    """The baseline in the log and the job summary; the comparison's outputs start at nothing found."""
-    outputs.update({"regressions": "0", "regressed-models": "[]", "improvements": "0", "baseline-sha": ""})
-    if baseline is None:
-        return
-    if isinstance(baseline, NoBaseline) and not baseline.quiet:
-        annotate("warning", describe(baseline), title="No baseline")
-    elif isinstance(baseline, NoBaseline):
-        print(describe(baseline))
-    else:
-        with commands_stopped(settings.on_runner):  # branch and file names are data
-            print(describe(baseline))
-        outputs["baseline-sha"] = baseline.sha or ""
-
-
-@dataclass(frozen=True)
-class _Sections:
-    """The comparison (or "no baseline") section of each document, and the JSON report's ``baseline``."""
-
-    comment: tuple[str, ...] = ()
-    summary: tuple[str, ...] = ()
-    full: tuple[str, ...] = ()
-    json: dict[str, object] | None = None
-    composite: dict[str, object] | None = None  # the JSON report's ``composite`` (issue 10)
-    lead: str | None = None  # the composite's first sentence, in place of the accuracy verdict
-    required: dict[str, object] | None = None  # the JSON report's ``required`` (issue 16)
-    failures: dict[str, object] | None = None  # the JSON report's ``failures`` (issue 17)
-
-    def with_task_changes(self, changes: TaskChanges | None, comparison: Comparison | None) -> _Sections:
-        """The tasks that moved, right after the comparison (issue 16)."""
-        if changes is None or self.json is None:
-            return self
-
-        def add(parts: tuple[str, ...], section: str) -> tuple[str, ...]:
-            return (*parts, section) if section else parts
-
-        return replace(
-            self,
-            comment=add(self.comment, tasks_comment_section(changes, comparison)),
-            summary=add(self.summary, tasks_summary_section(changes, comparison)),
-            full=add(self.full, tasks_full_section(changes, comparison)),
-            json={**self.json, "task_changes": task_changes_dict(changes)},
-        )
-
-    def with_required(self, check: RequiredCheck | None) -> _Sections:
-        """The required tasks' verdict first, above everything else of the documents (issue 16)."""
-        if check is None:
-            return self
-        return replace(
-            self,
-            comment=(required_markdown(check), *self.comment),
-            summary=(required_markdown(check, limit=None), *self.summary),
-            full=(required_markdown(check, limit=None), *self.full),
-            required=required_dict(check),
-        )
-
-    def with_composite(self, result: CompositeBoard | None) -> _Sections:
-        """These sections and, after them, the composite ranking (the same block in every document)."""
-        if result is None:
-            return self
-        section = (composite_section(result), ACCURACY_HEADING)
-        return replace(
-            self,
-            comment=(*self.comment, *section),
-            summary=(*self.summary, *section),
-            full=(*self.full, *section),
-            composite=composite_dict(result),
-            lead=composite_verdict(result),
-        )
-
-    @staticmethod
-    def of(settings: Settings, baseline: Baseline | NoBaseline | None, comparison: Comparison | None) -> _Sections:
-        if baseline is None or (isinstance(baseline, NoBaseline) and baseline.quiet):
-            return _Sections()
-        described = describe_markdown(baseline)
-        if isinstance(baseline, NoBaseline):
-            section = (no_baseline_markdown(described),)
-            return _Sections(section, section, section, no_baseline_dict(baseline.reason, baseline.fix))
-        assert comparison is not None
-        title = TITLE if baseline.origin == "artifact" else "Compared with the baseline"
-        source = {
-            "origin": baseline.origin,
-            "branch": baseline.branch,
-            "sha": baseline.sha,
-            "run_id": baseline.run_id,
-            "run_url": baseline.run_url,
-            "artifact": baseline.artifact,
-            "is_merge_base": baseline.is_merge_base,
-            "age_days": baseline.age_days,
-            "notes": list(baseline.notes),
-            "files": list(baseline.files),
-        }
-        return _Sections(
-            comment=(comment_section(comparison, described, title=title),),
-            summary=(summary_section(comparison, described, title=title),),
-            full=(full_section(comparison, described, title=title),),
-            json={**comparison_dict(comparison), "source": source},
-        )
-
-
-def _compare(
-    settings: Settings, baseline: Baseline | NoBaseline | None, runs: Sequence[EvalRun], board: Leaderboard
-) -> Comparison | None:
-    """Each model against its baseline scores, with the leaderboard's b, alpha and seed (a configuration's
-    statistics block may have set them)."""
-    if not isinstance(baseline, Baseline):
+def _shown(baseline: Baseline | NoBaseline | None) -> Compared | Missing | None:
+    """How the documents name the baseline (None: none asked for, or nothing wrong in having none)."""
+    if baseline is None or (isinstance(baseline, NoBaseline) and baseline.quiet):
         return None
-    return compare(
-        baseline.runs,
-        runs,
-        b=board.b,
-        alpha=board.alpha,
-        seed=board.seed,
-        tolerance=settings.regression_tolerance,
-        correction=board.correction,
-        fail_on_regression=settings.fail_on_regression,
-        cluster_by=board.clustering.by if board.clustering else "none",
-        weights=board.task_weights,
-    )
-
-
-def _report_comparison(settings: Settings, comparison: Comparison | None, outputs: dict[str, str]) -> None:
-    """The comparison's outputs and its lines in the log."""
-    if comparison is None:
-        return
-    regressed = comparison.regressions
-    outputs["regressions"] = str(len(regressed))
-    outputs["regressed-models"] = json.dumps([m.model_id for m in regressed])
-    outputs["improvements"] = str(len(comparison.improvements))
-    print(f"Compared with the baseline: {headline(comparison).replace('**', '')}")
-    with commands_stopped(settings.on_runner):  # model ids are data
-        for m in (*regressed, *comparison.having("within tolerance"), *comparison.improvements):
-            print(f"  {m.verdict}: {gate_line(m, comparison.alpha)}")
-
-
-# --- Issue 16: task changes and required tasks ---------------------------------------------------------
-
-MAX_REQUIRED_ERRORS = 1_000  # ::error lines; the outputs and the report have every failure
-
-
-def _required(settings: Settings, runs: Sequence[EvalRun]) -> RequiredCheck | None:
-    """The required tasks' check (None: none asked for). A pattern matching no task is an input error."""
-    if not settings.required_tasks:
-        return None
-    try:
-        return check_required(runs, settings.required_tasks, settings.required_score)
-    except UnmatchedPatterns as exc:
-        raise InvalidEvalRuns(
-            [
-                Problem(message=f"input 'required-tasks': the pattern {p!r} matches no task in the runs")
-                for p in exc.patterns
-            ]
-        ) from None
-
-
-def _report_tasks(
-    settings: Settings, changes: TaskChanges | None, required: RequiredCheck | None, outputs: dict[str, str]
-) -> None:
-    """The outputs ``newly-failing``, ``required-failures``, ``required-failed``, and their lines in the log."""
-    outputs["newly-failing"] = json.dumps(newly_failing(changes) if changes is not None else {}, ensure_ascii=False)
-    outputs.update(required_outputs(required))
-    with commands_stopped(settings.on_runner):  # model and task ids are data
-        for m in changes.changed if changes is not None else ():
-            print(f"  tasks of {printable(m.model_id)}: {counts_text(m)}")
-        if required is not None:
-            print(
-                f"Required tasks: {len(required.failures):,} failure(s) over {len(required.tasks):,} task(s) "
-                f"and {len(required.models):,} model(s)."
-            )
-
-
-def _required_gate(settings: Settings, check: RequiredCheck | None) -> int:
-    """One error per required-task failure (up to MAX_REQUIRED_ERRORS), and exit status 1."""
-    if check is None or check.passed:
-        return 0
-    for f in check.failures[:MAX_REQUIRED_ERRORS]:
-        annotate(
-            "error",
-            f"{printable(f.model_id)} on required task {printable(f.task_id)}: {f.why}, below the required "
-            f"{check.threshold:g}",
-            title="Required task failed",
-        )
-    left = len(check.failures) - MAX_REQUIRED_ERRORS
-    if left > 0:
-        annotate("error", f"…and {left:,} more required-task failures: see the `required-failed` output.")
-    print(f"required-tasks: {len(check.failures):,} failure(s); failing the step.")
-    return 1
-
-
-def _gate(settings: Settings, comparison: Comparison | None) -> int:
-    """``fail-on-regression``: one error per regressed model, and exit status 1. Improvements never fail."""
-    if comparison is None or not settings.fail_on_regression or not comparison.regressions:
-        return 0
-    tolerance = f" (more than the tolerance {comparison.tolerance:g})" if comparison.tolerance > 0 else ""
-    for m in comparison.regressions:
-        annotate("error", f"Regressed{tolerance}: {gate_line(m, comparison.alpha)}", title="Regression")
-    count = len(comparison.regressions)
-    print(f"fail-on-regression: {count} model{'s' if count != 1 else ''} regressed; failing the step.")
-    return 1
+    if isinstance(baseline, NoBaseline):
+        return Missing(describe_markdown(baseline), baseline.reason, baseline.fix)
+    source = {
+        "origin": baseline.origin,
+        "branch": baseline.branch,
+        "sha": baseline.sha,
+        "run_id": baseline.run_id,
+        "run_url": baseline.run_url,
+        "artifact": baseline.artifact,
+        "is_merge_base": baseline.is_merge_base,
+        "age_days": baseline.age_days,
+        "notes": list(baseline.notes),
+        "files": list(baseline.files),
+    }
+    if baseline.origin == "artifact":
+        return Compared(describe_markdown(baseline), TITLE, source)
+    return Compared(files_described(baseline.files, len(baseline.runs)), BASELINE_TITLE, source)

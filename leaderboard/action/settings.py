@@ -2,56 +2,21 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal, TypeVar
+from typing import Any
 
-from ..formats import FORMAT_NAMES, ReadOptions
-from ..limits import MAX_BOOTSTRAP_SAMPLES
-from ..numbers import parse_decimal, parse_integer
-from ..report.document import COMMENT_KEY
+from ..formats import ReadOptions
+from ..options import COMMENT_MODES, INPUTS, CommentMode, Option, pick
+from ..required import split_patterns
 from ..stats.aggregation import RANK_BY, RankBy, min_resamples, resample_advice
 from ..stats.clustering import CLUSTER_BY, ClusterBy
-from ..stats.family import CORRECTIONS, DEFAULT_CORRECTION, Correction
+from ..stats.family import CORRECTIONS, Correction
 from ..stats.weights import TASK_WEIGHTS, TaskWeights
 
-# Defaults for inputs the runner did not pass (a local run); action.yml declares the same
-# (tests/test_settings.py holds the two together).
-DEFAULTS: dict[str, str] = {
-    "github-token": "${{ github.token }}",
-    "comment": "update",
-    "comment-key": "leaderboard",
-    "title": "Model leaderboard",
-    "alpha": "0.05",
-    "bootstrap-samples": "500",
-    "seed": "0",
-    "rank-by": "mean",
-    "pairwise-correction": DEFAULT_CORRECTION,
-    # Issue 15: clustered inference and task weights.
-    "cluster-by": "none",
-    "task-weights": "ignore",
-    "pr-number": "",
-    "format": "auto",
-    "metric": "",
-    "filter": "",
-    # Issue 9: the baseline and the regression gate.
-    "baseline": "",
-    "baseline-artifact": "",
-    "fail-on-regression": "false",
-    "regression-tolerance": "0",
-    # Issue 10: the composite ranking's configuration, used only if the file exists.
-    "config": ".github/leaderboard.yml",
-    # Issue 16: tasks every model must pass.
-    "required-tasks": "",
-    "required-score": "1",
-}
-INPUTS = ("runs", *DEFAULTS)
-COMMENT_MODES = ("update", "off")
-N = TypeVar("N", int, float)
-# What actions/upload-artifact refuses in a name: " : < > | * ? \r \n \\ /
-_ARTIFACT_NAME = re.compile(r'[^":<>|*?\r\n\\/]{1,255}')
-_BOOLEANS = {"true": True, "false": False}
+# What the runner passes for an input the workflow does not set: action.yml's defaults, derived from
+# the options table (tests/test_settings.py holds the two together). Empty where the configuration decides.
+DEFAULTS: dict[str, str] = {name: option.manifest_default for name, option in INPUTS.items() if name != "runs"}
 
 
 class SettingsError(Exception):
@@ -66,16 +31,17 @@ class SettingsError(Exception):
 class Settings:
     runs: tuple[str, ...]
     github_token: str
-    comment: Literal["update", "off"]
+    comment: CommentMode
     comment_key: str
     title: str
-    alpha: float
-    bootstrap_samples: int
-    seed: int
+    # None: not given, so the configuration's statistics block decides, else the options' default.
+    alpha: float | None
+    bootstrap_samples: int | None
+    seed: int | None
     rank_by: RankBy
-    correction: Correction
-    cluster_by: ClusterBy
-    task_weights: TaskWeights
+    correction: Correction | None
+    cluster_by: ClusterBy | None
+    task_weights: TaskWeights | None
     pr_number: int | None
     format: str
     metric: str | None
@@ -99,7 +65,7 @@ class Settings:
     on_runner: bool
     debug: bool = False  # RUNNER_DEBUG=1: tracebacks of unexpected failures in the log
     workflow_ref: str | None = None  # GITHUB_WORKFLOW_REF: owner/repo/.github/workflows/x.yml@refs/...
-    required_tasks: tuple[str, ...] = ()  # issue 16: task-id globs every model must pass
+    required_tasks: tuple[str, ...] = ()  # task-id globs every model must pass
     required_score: float = 1.0
 
     @property
@@ -109,7 +75,7 @@ class Settings:
     @property
     def config_is_default(self) -> bool:
         """``config`` left at its default: the file is optional (used only if it exists)."""
-        return self.config in ("", DEFAULTS["config"])
+        return self.config in ("", INPUTS["config"].default)
 
     @property
     def run_url(self) -> str | None:
@@ -131,10 +97,16 @@ def _input(environ: Mapping[str, str], name: str) -> str:
     return value.strip()
 
 
-def _number(text: str, kind: Callable[[str], N | None], valid: Callable[[N], bool]) -> N | None:
-    """``kind(text)`` when it is plain decimal text and ``valid``, else None."""
-    value = kind(text)
-    return value if value is not None and valid(value) else None
+def _read(environ: Mapping[str, str], option: Option, problems: list[str]) -> Any:
+    """The input's value; None when it is left empty (not given) or invalid (a problem naming it)."""
+    assert option.input is not None
+    text = _input(environ, option.input)
+    if text == "" and (option.configurable or option.default == ""):
+        return None
+    value = option.read(text)
+    if value is None:
+        problems.append(f"input '{option.input}' {option.problem(text)}")
+    return value
 
 
 def _token_problem(token: str) -> str | None:
@@ -145,117 +117,56 @@ def _token_problem(token: str) -> str | None:
     return None
 
 
-def split_patterns(text: str) -> tuple[str, ...]:
-    """Newline- or comma-separated paths and globs."""
-    return tuple(p.strip() for p in re.split(r"[\n,]", text) if p.strip())
-
-
 def parse_settings(environ: Mapping[str, str]) -> Settings:
     """Read and check every input; raise :class:`SettingsError` naming each bad one."""
     problems: list[str] = []
+    values = {name: _read(environ, option, problems) for name, option in INPUTS.items() if name != "runs"}
 
     runs = split_patterns(_input(environ, "runs"))
     if not runs:
         problems.append("input 'runs' is required: newline- or comma-separated paths or globs of EvalRun files")
-
-    comment = _input(environ, "comment")
-    if comment not in COMMENT_MODES:
-        problems.append(f"input 'comment' must be one of {', '.join(COMMENT_MODES)}, got {comment!r}")
-
-    key = _input(environ, "comment-key")
-    if not COMMENT_KEY.fullmatch(key):
-        problems.append(
-            "input 'comment-key' must be 1-100 characters of letters, digits, '.', '_', '-' or '/', "
-            f"starting with a letter or digit, got {key!r}"
-        )
-
-    alpha_text = _input(environ, "alpha")
-    alpha = _number(alpha_text, parse_decimal, lambda v: 0.0 < v < 1.0)
-    if alpha is None:
-        problems.append(f"input 'alpha' must be a number between 0 and 1 (exclusive), got {alpha_text!r}")
-
-    samples_text = _input(environ, "bootstrap-samples")
-    samples = _number(samples_text, parse_integer, lambda v: 1 <= v <= MAX_BOOTSTRAP_SAMPLES)
-    if samples is None:
-        problems.append(
-            f"input 'bootstrap-samples' must be an integer from 1 to {MAX_BOOTSTRAP_SAMPLES}, got {samples_text!r}"
-        )
-
-    seed_text = _input(environ, "seed")
-    seed = _number(seed_text, parse_integer, lambda v: v >= 0)
-    if seed is None:
-        problems.append(f"input 'seed' must be a non-negative integer, got {seed_text!r}")
-
-    rank_by = _input(environ, "rank-by")
-    if rank_by not in RANK_BY:
-        problems.append(f"input 'rank-by' must be one of {', '.join(RANK_BY)}, got {rank_by!r}")
-
+    alpha, samples = values["alpha"], values["bootstrap-samples"]
+    # Only when both are given: otherwise the configuration may set the other (the pipeline checks then).
     if alpha is not None and samples is not None and samples < min_resamples(alpha):
         advice = resample_advice(alpha, "input 'bootstrap-samples'", "input 'alpha'")
         problems.append(f"{advice}, got {samples}")
-
-    correction = _input(environ, "pairwise-correction")
-    if correction not in CORRECTIONS:
-        problems.append(f"input 'pairwise-correction' must be one of {', '.join(CORRECTIONS)}, got {correction!r}")
-
-    cluster_by = _input(environ, "cluster-by")
-    if cluster_by not in CLUSTER_BY:
-        problems.append(f"input 'cluster-by' must be one of {', '.join(CLUSTER_BY)}, got {cluster_by!r}")
-    weights_mode = _input(environ, "task-weights")
-    if weights_mode not in TASK_WEIGHTS:
-        problems.append(f"input 'task-weights' must be one of {', '.join(TASK_WEIGHTS)}, got {weights_mode!r}")
-
-    pr_text = _input(environ, "pr-number")
-    pr_number = _number(pr_text, parse_integer, lambda v: v >= 1) if pr_text else None
-    if pr_text and pr_number is None:
-        problems.append(f"input 'pr-number' must be a positive integer (or empty), got {pr_text!r}")
-
-    fmt = _input(environ, "format")
-    if fmt not in FORMAT_NAMES:
-        problems.append(f"input 'format' must be one of {', '.join(FORMAT_NAMES)}, got {fmt!r}")
-
-    token = _input(environ, "github-token")
+    token = values["github-token"] or ""
     token_problem = _token_problem(token)
     if token_problem:
         problems.append(token_problem)
-
-    baseline, baseline_artifact, fail_on_regression, tolerance = _baseline_inputs(environ, problems)
-
-    required_tasks = split_patterns(_input(environ, "required-tasks"))
-    required_text = _input(environ, "required-score")
-    required_score = _number(required_text, parse_decimal, lambda v: 0.0 <= v <= 1.0)
-    if required_score is None:
-        problems.append(f"input 'required-score' must be a number from 0 to 1 (score units), got {required_text!r}")
-
-    config = _input(environ, "config")
+    baseline = split_patterns(values["baseline"] or "")
+    if baseline and values["baseline-artifact"]:
+        problems.append("input 'baseline' and input 'baseline-artifact' are exclusive: set one of them")
+    config = values["config"] or ""
     if "\n" in config or "\x00" in config:
         problems.append("input 'config' must be one path (of a YAML file), relative to the workspace")
 
     if problems:
         raise SettingsError(problems)
-    assert alpha is not None and samples is not None and seed is not None and tolerance is not None
-    assert required_score is not None
+    comment = pick(values["comment"], COMMENT_MODES)
+    rank_by = pick(values["rank-by"], RANK_BY)
+    assert comment is not None and rank_by is not None
     return Settings(
         runs=runs,
         github_token=token,
-        comment=comment,  # type: ignore[arg-type]
-        comment_key=key,
-        title=_input(environ, "title"),
+        comment=comment,
+        comment_key=values["comment-key"],
+        title=values["title"] or "",
         alpha=alpha,
         bootstrap_samples=samples,
-        seed=seed,
-        rank_by=rank_by,  # type: ignore[arg-type]
-        correction=correction,  # type: ignore[arg-type]
-        cluster_by=cluster_by,  # type: ignore[arg-type]
-        task_weights=weights_mode,  # type: ignore[arg-type]
-        pr_number=pr_number,
-        format=fmt,
-        metric=_input(environ, "metric") or None,
-        filter=_input(environ, "filter") or None,
+        seed=values["seed"],
+        rank_by=rank_by,
+        correction=pick(values["pairwise-correction"], CORRECTIONS),
+        cluster_by=pick(values["cluster-by"], CLUSTER_BY),
+        task_weights=pick(values["task-weights"], TASK_WEIGHTS),
+        pr_number=values["pr-number"],
+        format=values["format"],
+        metric=values["metric"] or None,
+        filter=values["filter"] or None,
         baseline=baseline,
-        baseline_artifact=baseline_artifact,
-        fail_on_regression=fail_on_regression,
-        regression_tolerance=tolerance,
+        baseline_artifact=values["baseline-artifact"] or "",
+        fail_on_regression=bool(values["fail-on-regression"]),
+        regression_tolerance=values["regression-tolerance"],
         config=config,
         workspace=environ.get("GITHUB_WORKSPACE") or ".",
         event_name=environ.get("GITHUB_EVENT_NAME", ""),
@@ -270,34 +181,6 @@ def parse_settings(environ: Mapping[str, str]) -> Settings:
         on_runner=environ.get("GITHUB_ACTIONS") == "true",
         debug=environ.get("RUNNER_DEBUG") == "1",
         workflow_ref=environ.get("GITHUB_WORKFLOW_REF") or None,
-        required_tasks=required_tasks,
-        required_score=required_score,
+        required_tasks=split_patterns(values["required-tasks"] or ""),
+        required_score=values["required-score"],
     )
-
-
-def _baseline_inputs(
-    environ: Mapping[str, str], problems: list[str]
-) -> tuple[tuple[str, ...], str, bool, float | None]:
-    """``baseline``, ``baseline-artifact``, ``fail-on-regression``, ``regression-tolerance`` (issue 9)."""
-    baseline = split_patterns(_input(environ, "baseline"))
-    artifact = _input(environ, "baseline-artifact")
-    if artifact and not _ARTIFACT_NAME.fullmatch(artifact):
-        problems.append(
-            "input 'baseline-artifact' must be an artifact name (1-255 characters, none of "
-            f'" : < > | * ? \\ / or a line break), got {artifact!r}'
-        )
-    if baseline and artifact:
-        problems.append("input 'baseline' and input 'baseline-artifact' are exclusive: set one of them")
-
-    fail_text = _input(environ, "fail-on-regression")
-    fail = _BOOLEANS.get(fail_text.lower())
-    if fail is None:
-        problems.append(f"input 'fail-on-regression' must be true or false, got {fail_text!r}")
-
-    tolerance_text = _input(environ, "regression-tolerance")
-    tolerance = _number(tolerance_text, parse_decimal, lambda v: 0.0 <= v <= 1.0)
-    if tolerance is None:
-        problems.append(
-            f"input 'regression-tolerance' must be a number from 0 to 1 (score units), got {tolerance_text!r}"
-        )
-    return baseline, artifact, bool(fail), tolerance

@@ -15,527 +15,80 @@ fits, in priority order: the verdict, the top rows, the leader against every mod
 less than against the second), then the other rows, neighbours, categories and other pairs, each
 added only if it fits. Whatever was left out is named, with where to find it. Tables
 are never cut inside: rows are pre-rendered and whole rows are kept or left.
+
+The pieces live in rooms of their own: :mod:`.protocol` (marker, limits), :mod:`.verdict` (the
+first sentence and the line of what was compared), :mod:`.tables` (the pre-rendered rows),
+:mod:`.notes` (the notes under the tables); the sections come from :mod:`.plan`.
 """
 
 from __future__ import annotations
 
-import itertools
-import math
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..records import LeaderboardRow, PairwiseDiff
-from ..stats.aggregation import TIE_ABS_TOL, Leaderboard
-from ..stats.family import needed_words
-from ..stats.significance import min_tasks
+from ..stats.aggregation import Leaderboard
 from ..validation import Problem
-from .formatting import (
-    DASH,
-    EXTENDED,
-    count,
-    decimals_for,
-    difference,
-    interval,
-    labels,
-    number,
-    p_value,
-    rank_range,
-    tasks_cell,
+from .formatting import count, labels
+from .markdown import leaderboard_table, md_code, md_text, pairwise_table, truncate
+from .notes import notes, scope_line
+from .protocol import (
+    COMMENT_KEY,
+    COMMENT_LIMIT,
+    RUN_LINK_PREFIX,
+    SUMMARY_LIMIT,
+    Commit,
+    comment_length,
+    marker,
+    same_content,
+    summary_length,
 )
-from .markdown import confidence_label, leaderboard_table, md_code, md_text, pairwise_table, truncate
+from .tables import PAIRS_SHOWN, Pieces, ranking, table_pieces
+from .verdict import info_line, verdict
 
-COMMENT_LIMIT = 65_536
-SUMMARY_LIMIT = 1024 * 1024  # bytes GitHub accepts in one step's summary
-MARKER_PREFIX = "<!-- leaderboard-action:"
-# What a comment key may be: it goes into the marker (an HTML comment) and a directory name.
-COMMENT_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,99}")
-RUN_LINK_PREFIX = "<sub>[Workflow run]("
+# The protocol and the verdict are imported from here by the callers that predate their rooms.
+__all__ = [
+    "COMMENT_KEY",
+    "COMMENT_LIMIT",
+    "SUMMARY_LIMIT",
+    "Commit",
+    "Composed",
+    "comment_body",
+    "comment_length",
+    "compose",
+    "full_markdown",
+    "log_text",
+    "marker",
+    "problems_markdown",
+    "rejected_body",
+    "render_markdown",
+    "render_report",
+    "same_content",
+    "summary_markdown",
+    "verdict",
+]
+
 MAX_PROBLEMS_SHOWN = 50
 TOP_ROWS = 10
-PAIRS_SHOWN = 1000  # in a document without a size limit; the JSON report has every pair
-TOP_GROUP_NAMED = 5
-FEW_CATEGORY_TASKS = 5
-CATEGORY_MODELS = 3
-FEW_DF = 10  # effective degrees of freedom below which clustering warns (ClusterSummary.warns)
 TITLE_WIDTH = 200
 CELL_WIDTH = 300
-CHECK, TIED = "✓", "≈"
-# Never "#1" in rendered text: GitHub links it to issue 1.
-ORDINAL = ("1st", "2nd", "3rd")
-
-
-def marker(key: str) -> str:
-    """The hidden first line that ties a comment to its ``comment-key``."""
-    return f"{MARKER_PREFIX}{key} -->"
-
-
-def comment_length(text: str) -> int:
-    """Length as GitHub's limit counts it, conservatively: UTF-16 code units."""
-    return len(text.encode("utf-16-le")) // 2
-
-
-def summary_length(text: str) -> int:
-    return len(text.encode("utf-8"))
-
-
-def same_content(a: str, b: str) -> bool:
-    """Equal but for the workflow-run link, which every run changes."""
-
-    def strip(body: str) -> str:
-        lines = body.rstrip("\n").split("\n")
-        return "\n".join(line for line in lines if not line.startswith(RUN_LINK_PREFIX))
-
-    return strip(a) == strip(b)
-
-
-@dataclass(frozen=True)
-class Commit:
-    """The commit the leaderboard describes (the PR's head), linked where the server is known."""
-
-    sha: str
-    url: str | None = None
 
 
 @dataclass(frozen=True)
 class Composed:
     text: str
     shown_models: int
-    pairwise: bool  # any pairwise comparison shown
     categories: bool
     leader_pairs: int = 0
     neighbour_pairs: int = 0
     other_pairs: int = 0
 
 
-# --- the pieces ---------------------------------------------------------------------------------
-
-
-def _inline(text: str) -> str:
-    """An id in running text (outside a table)."""
-    return md_code(text, table=False)
-
-
-def _oriented(pair: PairwiseDiff, first: str) -> tuple[float, float, float]:
-    """The pair's difference, CI ends, as ``first`` minus the other model."""
-    if pair.model_a == first:
-        return pair.mean_diff, pair.ci_lo, pair.ci_hi
-    return -pair.mean_diff, -pair.ci_hi, -pair.ci_lo
-
-
-def _names(ids: Sequence[str]) -> str:
-    shown = [_inline(i) for i in ids]
-    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
-
-
-def verdict(board: Leaderboard) -> str:
-    """One sentence: which model is best, and is it clearly best? Full ids."""
-    rows = board.rows
-    if not rows:
-        return "_No eval runs: nothing to rank._"
-    first = rows[0].model_id
-    if len(rows) == 1:
-        return f"{_inline(first)} is the only model: there is nothing to compare it with."
-    if not board.pairs_computed:
-        return f"{_inline(first)} ranks first; pairwise comparisons were not computed."
-    level = confidence_label(board.alpha)
-    second = board.pair(1, 2)
-    d, lo, hi = _oriented(second, first)
-    if second.n_shared == 0:
-        gap = (
-            f"the top two ({_inline(first)} and {_inline(rows[1].model_id)}) share no task, so they cannot be compared"
-        )
-    else:
-        shown, ci, _ = difference(d, lo, hi, second.significant)
-        evidence = f"({level} CI {ci}, {count(second.n_shared, 'shared task')})"
-        if d < 0:
-            # Ranked first on its own tasks, behind on the ones they share (the two ran different sets).
-            gap = f"is behind {_inline(rows[1].model_id)} on the tasks both ran: {shown} {evidence}"
-        else:
-            gap = f"leads {_inline(rows[1].model_id)} by {shown} {evidence}"
-    top = board.top_group
-    if top == (first,):
-        return f"**{_inline(first)} is best**, significantly ahead of every other model: it {gap}."
-    if first not in top:
-        ahead = [p.model_a for p in board.resolution()[1] if p.significant and p.model_a != first]
-        return (
-            f"{_inline(first)} ranks first by {board.rank_by}, but {_names(ahead[:TOP_GROUP_NAMED])} "
-            "is significantly ahead of it on mean score."
-        )
-    named = list(top[:TOP_GROUP_NAMED])
-    more = len(top) - len(named)
-    group = _names(named) if not more else ", ".join(_inline(i) for i in named) + f" and {more} more"
-    tied = f"**No clear winner**: {group} are statistically tied for first"
-    if second.n_shared == 0:
-        return f"{tied}; {gap}."
-    if abs(second.mean_diff) <= TIE_ABS_TOL:
-        return f"{tied}, the top two with the same mean on the {count(second.n_shared, 'task')} they share."
-    if second.clusters_needed is not None and second.n_clusters is not None:
-        if second.clusters_needed <= second.n_clusters:
-            resolve = (
-                f"their {second.n_clusters:,} shared clusters are not enough to separate the top two at this level"
-            )
-        else:
-            resolve = (
-                f"about {second.clusters_needed:,} clusters of ~{_cluster_size(second)} tasks would separate the "
-                f"top two (they share {second.n_clusters:,} clusters)"
-            )
-    elif second.tasks_needed is not None and second.n_clusters is None and second.tasks_needed <= second.n_shared:
-        resolve = f"their {second.n_shared:,} shared tasks are not enough to separate the top two at this level"
-    elif second.tasks_needed is not None and second.n_clusters is None:
-        resolve = (
-            f"about {second.tasks_needed:,} shared tasks would separate the top two (they share {second.n_shared:,})"
-        )
-    else:
-        resolve = "too few shared tasks to say how many would separate the top two"
-    if set(top) == {first, rows[1].model_id}:
-        # Two: name each once.
-        return f"**No clear winner**: {_inline(first)} {gap}, too close to call: {resolve}."
-    return f"{tied}; {_inline(first)} {gap}; {resolve}."
-
-
-def _cluster_size(pair: PairwiseDiff) -> str:
-    """The pair's observed mean cluster size, as "~12" reads."""
-    return f"{pair.n_shared / max(1, pair.n_clusters or 1):.3g}"
-
-
-def info_line(board: Leaderboard, commit: Commit | None) -> str:
-    parts = [count(board.n_models, "model"), count(board.n_tasks, "task"), count(board.n_runs, "run")]
-    if commit is not None:
-        short = md_code(commit.sha[:7])
-        parts.append(f"commit [{short}]({commit.url})" if commit.url else f"commit {short}")
-    settings = f"{confidence_label(board.alpha)} CI, {board.b:,} resamples, seed {board.seed}"
-    if board.pairs_computed and len(board.rows) > 1:
-        settings += ", family-wise (Holm)" if board.correction == "holm" else ", per-pair claims (no correction)"
-    if board.clustering is not None:
-        settings += f", clustered by {board.clustering.by} ({board.clustering.count:,} clusters)"
-    if board.task_weights == "apply" and board.weights_ignored:
-        settings += ", task weights applied"
-    parts.append(settings)
-    return "<sub>" + " · ".join(parts) + "</sub>"
-
-
-def _row(cells: Sequence[str]) -> str:
-    return "| " + " | ".join(cells) + " |"
-
-
-@dataclass(frozen=True)
-class _Pieces:
-    """Every table row pre-rendered once; documents are slices of these."""
-
-    row_head: str
-    rows: list[str]
-    leader_head: str
-    leader: list[str]
-    neighbour_head: str
-    neighbours: list[str]
-    other_head: str
-    others: list[str]
-    categories: str
-    extended: bool
-
-
-def _ranking(board: Leaderboard, label: dict[str, str]) -> tuple[str, list[str]]:
-    """The leaderboard table's head and its rows, one per model."""
-    rows = board.rows
-    decimals = decimals_for(r.mean_score for r in rows)
-    most = max(r.tasks_completed for r in rows)
-    head = "\n".join(
-        [
-            _row(["Rank", "Model", "Mean", f"{confidence_label(board.alpha)} CI", "vs next", "Win rate", "Tasks"]),
-            "|:---:|:------|-----:|:------:|------:|-----:|-----:|",
-        ]
-    )
-    lines = []
-    for k, r in enumerate(rows):
-        vs_next = DASH
-        if board.pairs_computed and k + 1 < len(rows):
-            pair = board.pair(k + 1, k + 2)
-            d, lo, hi = _oriented(pair, r.model_id)
-            if pair.n_shared:
-                shown, _, _ = difference(d, lo, hi, pair.significant)
-                vs_next = f"{shown} {CHECK if pair.significant else TIED}"
-        ci = r.ci_note or interval(r.mean_ci_lo, r.mean_ci_hi, decimals)
-        cells = [rank_range(r.rank_lo, r.rank_hi, k + 1), md_code(label[r.model_id]), number(r.mean_score, decimals)]
-        lines.append(_row([*cells, ci, vs_next, number(r.win_rate), tasks_cell(r.tasks_completed, most)]))
-    return head, lines
-
-
-def _pieces(board: Leaderboard) -> _Pieces:
-    rows = board.rows
-    label = labels([r.model_id for r in rows])
-    level = confidence_label(board.alpha)
-    extended = False
-
-    def model(i: str) -> str:
-        return md_code(label[i])
-
-    row_head, row_lines = _ranking(board, label)
-    p_head = "p (Holm)" if board.correction == "holm" else "p"
-
-    def decision(pair: PairwiseDiff) -> str:
-        if pair.significant:
-            return f"{CHECK} yes"
-        reason = pair.reason or "not significant"
-        if pair.clusters_needed is not None and pair.n_shared and pair.n_clusters is not None:
-            if pair.clusters_needed <= pair.n_clusters:
-                reason += f"; {pair.n_clusters:,} shared clusters not enough"
-            else:
-                reason += f"; ~{pair.clusters_needed:,} clusters of ~{_cluster_size(pair)} tasks would tell"
-        elif pair.n_shared and pair.n_clusters is None:
-            words = needed_words(pair.tasks_needed, pair.n_shared, short=True)
-            if words:
-                reason += f"; {words}"
-        return f"no: {reason}"
-
-    leader_head = "\n".join(
-        [
-            _row(["Rank", "Model", "Δ (leader − model)", f"{level} CI", p_head, "Significant", "Shared"]),
-            "|:---:|:------|------:|:------:|----:|:------|-----:|",
-        ]
-    )
-    leader_lines: list[str] = []
-    neighbour_lines: list[str] = []
-    other_lines: list[str] = []
-    if board.pairs_computed and len(rows) > 1:
-        first = rows[0].model_id
-        for j in range(2, len(rows) + 1):
-            pair = board.pair(1, j)
-            d, lo, hi = _oriented(pair, first)
-            shown, ci, ext = difference(d, lo, hi, pair.significant)
-            extended |= ext
-            leader_lines.append(
-                _row(
-                    [
-                        rank_range(rows[j - 1].rank_lo, rows[j - 1].rank_hi, j),
-                        model(rows[j - 1].model_id),
-                        shown,
-                        ci,
-                        p_value(pair.p_adjusted, board.alpha),
-                        decision(pair),
-                        str(pair.n_shared),
-                    ]
-                )
-            )
-
-        def pair_line(i: int, j: int) -> str:
-            nonlocal extended
-            pair = board.pair(i, j)
-            d, lo, hi = _oriented(pair, rows[i - 1].model_id)
-            shown, ci, ext = difference(d, lo, hi, pair.significant)
-            extended |= ext
-            higher, lower = model(rows[i - 1].model_id), model(rows[j - 1].model_id)
-            cells = [higher, lower, shown, ci, p_value(pair.p_adjusted, board.alpha)]
-            return _row([f"{i} v {j}", *cells, decision(pair)])
-
-        neighbour_lines = [pair_line(i, i + 1) for i in range(2, len(rows))]
-        budget = max(0, PAIRS_SHOWN - len(leader_lines) - len(neighbour_lines))
-        others = ((i, j) for i in range(2, len(rows) + 1) for j in range(i + 2, len(rows) + 1))
-        other_lines = [pair_line(i, j) for i, j in itertools.islice(others, budget)]
-    pair_head = [
-        _row(["Ranks", "Higher", "Lower", "Δ mean", f"{level} CI", p_head, "Significant"]),
-        "|:---:|:------|:------|------:|:------:|----:|:------|",
-    ]
-    return _Pieces(
-        row_head=row_head,
-        rows=row_lines,
-        leader_head=leader_head,
-        leader=leader_lines,
-        neighbour_head="\n".join(pair_head),
-        neighbours=neighbour_lines,
-        other_head="\n".join(pair_head),
-        others=other_lines,
-        categories=_categories(board, label),
-        extended=extended,
-    )
-
-
-def _categories(board: Leaderboard, label: dict[str, str]) -> str:
-    """Categories as rows: tasks, the best model in it, and the top models' means."""
-    if not board.categories or not board.rows:
-        return ""
-    top = board.rows[:CATEGORY_MODELS]
-    lines = [
-        "Columns " + ", ".join(f"{ORDINAL[k]}: {_inline(label[r.model_id])}" for k, r in enumerate(top)) + ".",
-        "",
-        _row(["Category", "Tasks", "Best", *ORDINAL[: len(top)]]),
-        "|:------|-----:|:------|" + "-----:|" * len(top),
-    ]
-    for c in board.categories:
-        n = board.category_tasks.get(c, 0)
-        tasks = f"{n} ⚠" if n < FEW_CATEGORY_TASKS else str(n)
-        scored = [r for r in board.rows if c in r.categories]
-        best = max(scored, key=lambda r: round(r.categories[c], 9), default=None)
-        best_cell = DASH
-        if best is not None:
-            top_mean = round(best.categories[c], 9)
-            # Naming one of several equal bests alone would say it beat the others.
-            tied = sum(1 for r in scored if round(r.categories[c], 9) == top_mean) - 1
-            best_cell = f"{md_code(label[best.model_id])} {number(best.categories[c])}"
-            best_cell += f" (tied with {tied} more)" if tied else ""
-        cells = [number(r.categories[c]) if c in r.categories else DASH for r in top]
-        lines.append(_row([md_code(c), tasks, best_cell, *cells]))
-    return "\n".join(lines)
-
-
-def pairs_note(board: Leaderboard) -> str:
-    """The significance rule, and how many pairs were tested at what level."""
-    table = board.pairs
-    level = f"alpha = {board.alpha:g} per pair"
-    p = "p"
-    if board.correction == "holm":
-        level = (
-            f"family-wise alpha = {board.alpha:g} (Holm's step-down over the {table.family:,} pairs whose test "
-            f"can reach {board.alpha:g})"
-        )
-        p = "a Holm-adjusted p"
-    if board.clustering is not None:
-        return (
-            f"Pairwise: {table.tested:,} pair{'s' if table.tested != 1 else ''} tested at {level}; "
-            f"{int(table.significant.sum()):,} significant. "
-            "Significant means the CR2 cluster-robust CI of the mean difference excludes 0 and the cluster "
-            f"sign-flip test (each cluster's summed difference flips sign) gives {p} <= {board.alpha:g}. "
-            f"Below {min_tasks(board.alpha)} shared clusters no sign-flip test can reach {board.alpha:g}: "
-            "nothing is significant."
-        )
-    return (
-        f"Pairwise: {table.tested:,} pair{'s' if table.tested != 1 else ''} tested at {level}; "
-        f"{int(table.significant.sum()):,} significant. "
-        "Significant means the paired bootstrap CI of the per-task difference excludes 0 and the exact "
-        f"paired permutation test (sign flips; McNemar for 0/1 scores) gives {p} <= {board.alpha:g}. "
-        f"Below {min_tasks(board.alpha)} shared tasks no sign-flip test can reach {board.alpha:g}. "
-        '"Tasks would tell" is a normal-approximation estimate at the level in force for the pair '
-        + (
-            "(with Holm, alpha / (m − r) once r of the m pairs are separated)."
-            if board.correction == "holm"
-            else f"({board.alpha:g}: each pair on its own)."
-        )
-    )
-
-
-def cluster_notes(board: Leaderboard) -> list[str]:
-    """How many clusters the statistics treated as units, with a warning when they are few or unequal;
-    without clustering, the categories' design effect (issue 15)."""
-    out: list[str] = []
-    c = board.clustering
-    if c is not None:
-        df = f"{c.min_df:.3g}" if math.isfinite(c.min_df) else "none"
-        out.append(
-            f"**Clustered by {c.by}**: {c.count:,} clusters of {board.n_tasks:,} tasks (largest "
-            f"{md_code(c.largest)}, {c.largest_share:.0%} of tasks). Each model's CI is the CR2 cluster-robust "
-            "t-interval with Bell-McCaffrey degrees of freedom (Wilson's with the design-effect-adjusted n for "
-            f"0/1 scores); pairs and the baseline flip clusters, not tasks. Smallest effective df: {df}."
-        )
-        if c.warns:
-            why = []
-            if c.largest_share > 0.25:
-                why.append(f"the largest cluster holds {c.largest_share:.0%} of the tasks")
-            if not c.min_df >= FEW_DF:
-                why.append(f"the effective degrees of freedom are {df} (< {FEW_DF})")
-            out.append(
-                f"⚠ Few effective clusters: {' and '.join(why)}; intervals are wide and few differences can be "
-                "significant — that is the suite's resolution, not noise in the numbers."
-            )
-    elif board.design is not None:
-        d = board.design
-        icc = f"{d.icc_lo:.2f}" if round(d.icc_lo, 2) == round(d.icc_hi, 2) else f"{d.icc_lo:.2f}-{d.icc_hi:.2f}"
-        line = (
-            f"Design effect of the {d.categories:,} categories: {d.design_effect:.2g} (intra-category correlation "
-            f"of scores {icc})"
-        )
-        if d.warns:
-            line += (
-                f": if tasks in a category are related, the intervals are about {math.sqrt(d.design_effect):.2g}x "
-                "too narrow and some differences not real; set `cluster-by: category` (CLI `--cluster-by "
-                "category`) to treat each category as one unit."
-            )
-        else:
-            line += ": below 2, treating tasks as independent costs little."
-        out.append(line)
-    return out
-
-
-def scope_line(board: Leaderboard) -> str | None:
-    """Under the leaderboard: how far its claims hold together, and what the suite can resolve."""
-    if not board.pairs_computed or len(board.rows) < 2:
-        return None
-    table = board.pairs
-    if board.correction == "holm":
-        scope = (
-            "Rank ranges, the top group, the verdict, vs next and every pairwise decision hold together: the "
-            f"chance of any false claim in this table is at most {board.alpha:g} (Holm's step-down over "
-            f"{count(table.family, 'pair')})."
-            if table.family
-            else f"No pair's test can reach {board.alpha:g} at this size, so no pair is separated and every rank "
-            "range is the whole table."
-        )
-    else:
-        scope = (
-            f"Per-pair claims (`pairwise-correction: none`): each pair is tested at {board.alpha:g} on its own, so "
-            f'among {count(table.tested, "pair")} some false "significant" is expected; rank ranges and the top '
-            "group are per pair too."
-        )
-    power = board.detectable()
-    level = f" {power.sentence()}" if power is not None else ""
-    if power is not None and power.unit == "cluster" and not power.df >= FEW_DF:
-        level = level.removesuffix(".") + " (see ⚠ Few effective clusters below)."
-    return f"<sub>{scope}{level}</sub>"
-
-
-def notes(board: Leaderboard, *, extended: bool) -> list[str]:
-    """What a reader must know to read the numbers right."""
-    level = confidence_label(board.alpha)
-    if board.clustering is not None:
-        mean = f"**Mean** over each model's tasks with a {level} cluster-robust CI (rounded outward). "
-    else:
-        mean = f"**Mean** over each model's tasks with a {level} percentile bootstrap CI ({board.b:,} resamples, "
-        mean += "rounded outward)"
-        mean += "; 0/1 scores: Wilson's score interval. " if board.binary_models else ". "
-    out = [
-        mean + "`n=1` / `all equal`: a CI from one task or equal scores tells nothing. "
-        "**Rank** is a range: 1 + the models significantly ahead, to M − the models significantly behind. "
-        f"**vs next**: the gap in mean to the next row on the tasks both ran, {CHECK} significant, "
-        f"{TIED} not. **Tasks** `40/41`: fewer than the most-covered model.",
-        "**Win rate**: share of a model's tasks on which it has the top score; ties each win."
-        + (
-            f" {board.all_tied_tasks:,} of {board.n_tasks:,} tasks were tied by every model that ran them "
-            "(e.g. none solved them): each counts as a win for all of them."
-            if board.all_tied_tasks
-            else ""
-        ),
-    ]
-    if board.pairs_computed and len(board.pairs):
-        out.append(pairs_note(board))
-    out.extend(cluster_notes(board))
-    if extended:
-        out.append(
-            f"{EXTENDED} The {'cluster-robust' if board.clustering is not None else 'bootstrap'} interval "
-            "excluded 0 but the exact test did not confirm the difference: "
-            "the interval is shown extended to 0."
-        )
-    if any(n < FEW_CATEGORY_TASKS for n in board.category_tasks.values()):
-        out.append(f"⚠ A category with fewer than {FEW_CATEGORY_TASKS} tasks: its means say little.")
-    if board.weights_ignored and board.task_weights == "apply":
-        out.append(
-            "**Task weights applied**: means, intervals and tests weigh each task by its weight (Kish's effective "
-            "number of tasks sizes tasks needed); win rate is still a share of tasks."
-        )
-    elif board.weights_ignored:
-        out.append(
-            "Some runs carry a weight other than 1.0: weights were ignored, every task counts equally "
-            "(`task-weights: apply` applies them)."
-        )
-    return out
-
-
-# --- assembly -----------------------------------------------------------------------------------
-
-
 def log_text(board: Leaderboard, *, lead: str | None = None) -> str:
     """The verdict and the whole ranking, for the step's log: the comment's own words and numbers."""
     if not board.rows:
         return verdict(board)
-    head, lines = _ranking(board, labels([r.model_id for r in board.rows]))
+    head, lines = ranking(board, labels([r.model_id for r in board.rows]))
     return "\n\n".join([lead or verdict(board), "\n".join([head, *lines])])
 
 
@@ -545,7 +98,7 @@ def _details(summary: str, body: str) -> str:
 
 def _assemble(
     board: Leaderboard,
-    pieces: _Pieces,
+    pieces: Pieces,
     head: Sequence[str],
     tail: Sequence[str],
     *,
@@ -626,8 +179,8 @@ def compose(
 ) -> Composed:
     """The fullest document that fits ``limit``, keeping what fits in priority order."""
     if not board.rows:
-        return Composed("\n\n".join([*head, *tail]) + "\n", 0, False, False)
-    pieces = _pieces(board)
+        return Composed("\n\n".join([*head, *tail]) + "\n", 0, False)
+    pieces = table_pieces(board)
     n = len(pieces.rows)
     size = {
         "rows": n,
@@ -646,10 +199,7 @@ def compose(
 
     def done(**counts: int) -> Composed:
         c = {**size, **counts}
-        return Composed(
-            text(**counts), c["rows"], bool(c["leader"] + c["neighbours"] + c["others"]), bool(c["categories"]),
-            c["leader"], c["neighbours"], c["others"],
-        )  # fmt: skip
+        return Composed(text(**counts), c["rows"], bool(c["categories"]), c["leader"], c["neighbours"], c["others"])
 
     if measure(text()) <= limit:
         return done()
@@ -664,7 +214,7 @@ def compose(
         if not fits():
             kept["rows"] = _largest(1, kept["rows"], lambda k: fits(rows=k))
             if not fits():
-                return Composed(_without_table(head, tail, limit, measure, elsewhere), 0, False, False)
+                return Composed(_without_table(head, tail, limit, measure, elsewhere), 0, False)
         return done(**kept)
     # Then, each only if it fits beside what is kept: the other rows, neighbours, categories, other pairs.
     kept["rows"] = _largest(kept["rows"], n, lambda k: fits(rows=k))

@@ -1,0 +1,140 @@
+"""The one section plan: which sections each document shows beside the leaderboard, in what order, within what budget.
+
+Every document (the PR comment, the job summary, ``leaderboard.md``, the CLI's ``--comment`` and its
+markdown) is the verdict, the line of what was compared, then these sections, then the leaderboard
+(:mod:`leaderboard.report.document`). The order, once:
+
+1. the required tasks' verdict (a failing required task outranks everything);
+2. the comparison with the baseline (or why there is none);
+3. the tasks behind each model's change;
+4. the composite ranking, then the heading of the accuracy leaderboard under it;
+5. in the comment only: what the reading left out (unscored samples, averaged trials);
+6. the calls left out as failed.
+
+The budget: the comment's sections are the shortest (the comment has a hard limit and the sections
+are never dropped for size), the summary's fit within its share of the summary's limit, the full
+markdown's have no limit. The JSON report's parts come from the same outcome.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from ..pipeline import Outcome
+from ..required import required_dict
+from ..stats.comparison import Comparison
+from ..stats.task_changes import TaskChanges
+from . import comparison as compared
+from . import task_changes as tasks
+from .composite import ACCURACY_HEADING, composite_dict, composite_section, composite_verdict
+from .failures import failures_dict, failures_markdown
+from .markdown import md_code, md_text
+
+Kind = Literal["comment", "summary", "full"]
+KINDS: tuple[Kind, ...] = ("comment", "summary", "full")
+BASELINE_TITLE = "Compared with the baseline"
+FILES_NAMED = 5  # baseline files named in the documents; the JSON report's source has every one
+
+_COMPARISON: Mapping[Kind, Callable[..., str]] = {
+    "comment": compared.comment_section,
+    "summary": compared.summary_section,
+    "full": compared.full_section,
+}
+_TASKS: Mapping[Kind, Callable[[TaskChanges, Comparison | None], str]] = {
+    "comment": tasks.comment_section,
+    "summary": tasks.summary_section,
+    "full": tasks.full_section,
+}
+_REQUIRED_ROWS: Mapping[Kind, int | None] = {"comment": tasks.REQUIRED_COMMENT_LIMIT, "summary": None, "full": None}
+
+
+@dataclass(frozen=True)
+class Compared:
+    """A baseline that was compared: how the documents name it, under which title, and the report's ``source``."""
+
+    described: str  # markdown
+    title: str = BASELINE_TITLE
+    source: Mapping[str, object] | None = None
+
+
+@dataclass(frozen=True)
+class Missing:
+    """A baseline asked for and not found: the documents say why (markdown) and the fix."""
+
+    described: str  # markdown
+    reason: str
+    fix: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The sections of each document, in order, with the lead that replaces the verdict and the report's parts."""
+
+    comment: tuple[str, ...]
+    summary: tuple[str, ...]
+    full: tuple[str, ...]
+    lead: str | None
+    report: Mapping[str, dict[str, object] | None]  # write_json's keyword arguments
+
+
+def files_described(files: Sequence[str], records: int) -> str:
+    """The baseline read from files, named as an artifact's is: ``**Baseline:** `a.jsonl` (6,000 records).``"""
+    named = ", ".join(md_code(f, table=False) for f in files[:FILES_NAMED])
+    more = len(files) - FILES_NAMED
+    if more > 0:
+        named += f" and {more:,} more file{'s' if more != 1 else ''}"
+    return f"**Baseline:** {named} ({records:,} records)."
+
+
+def plan(outcome: Outcome, *, baseline: Compared | Missing | None = None, left_out: str | None = None) -> Plan:
+    """The sections of every document for ``outcome``; ``left_out``: the reading's note on what it left out."""
+    return Plan(
+        comment=_sections("comment", outcome, baseline, left_out),
+        summary=_sections("summary", outcome, baseline, left_out),
+        full=_sections("full", outcome, baseline, left_out),
+        lead=composite_verdict(outcome.composite) if outcome.composite is not None else None,
+        report={
+            "baseline": _baseline_dict(outcome, baseline),
+            "composite": composite_dict(outcome.composite) if outcome.composite is not None else None,
+            "required": required_dict(outcome.required) if outcome.required is not None else None,
+            "failures": failures_dict(outcome.failures),
+        },
+    )
+
+
+def _sections(
+    kind: Kind, outcome: Outcome, baseline: Compared | Missing | None, left_out: str | None
+) -> tuple[str, ...]:
+    parts: list[str] = []
+    if outcome.required is not None:
+        parts.append(tasks.required_markdown(outcome.required, limit=_REQUIRED_ROWS[kind]))
+    if isinstance(baseline, Missing):
+        parts.append(compared.no_baseline_markdown(baseline.described))
+    elif outcome.comparison is not None:
+        described = baseline or Compared("")
+        parts.append(_COMPARISON[kind](outcome.comparison, described.described, title=described.title))
+        if outcome.changes is not None:
+            parts.append(_TASKS[kind](outcome.changes, outcome.comparison))
+    parts = [p for p in parts if p]
+    if outcome.composite is not None:
+        parts.extend([composite_section(outcome.composite), ACCURACY_HEADING])
+    if kind == "comment" and left_out:
+        parts.append(md_text(left_out))
+    if (failed := failures_markdown(outcome.failures)) is not None:
+        parts.append(failed)
+    return tuple(parts)
+
+
+def _baseline_dict(outcome: Outcome, baseline: Compared | Missing | None) -> dict[str, object] | None:
+    if isinstance(baseline, Missing):
+        return compared.no_baseline_dict(baseline.reason, baseline.fix)
+    if outcome.comparison is None:
+        return None
+    out = compared.comparison_dict(outcome.comparison)
+    if isinstance(baseline, Compared) and baseline.source is not None:
+        out["source"] = dict(baseline.source)
+    if outcome.changes is not None:
+        out["task_changes"] = tasks.task_changes_dict(outcome.changes)
+    return out
