@@ -8,7 +8,8 @@ the run must then score at least ``required-score`` (default 1) on each required
 * the score is the leaderboard's: the mean of the task's completed trials, failed calls left out;
   a score within the tie rule of the threshold (``math.isclose``) meets it;
 * a required task the model has no score on (not run, or every call failed) is a failure too;
-* a pattern that matches no task of the run is an error naming it (a typo must not pass silently).
+* a pattern that matches no task of the run is an error naming it (a typo must not pass silently);
+* patterns are read in NFC, as ids are kept: one copied from NFD text ("café" decomposed) matches.
 
 This does not depend on a baseline.
 """
@@ -24,6 +25,7 @@ from operator import attrgetter
 
 import numpy as np
 
+from .loading import canonical
 from .records import EvalRun
 from .stats.aggregation import tie_tolerance
 
@@ -104,7 +106,7 @@ def check_required(
     """
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0.0 <= threshold <= 1.0:
         raise ValueError(f"the required score must be a number from 0 to 1, got {threshold!r}")
-    patterns = tuple(patterns)
+    patterns = tuple(map(canonical, patterns))
     models = tuple(sorted(set(map(attrgetter("model_id"), runs))))
     all_tasks = sorted(set(map(attrgetter("task_id"), runs)))
     tasks, unmatched = matching(all_tasks, patterns)

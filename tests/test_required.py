@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -76,6 +77,20 @@ def test_globs_are_case_sensitive_and_brackets_are_classes() -> None:
     assert check_required(runs, ["x[[]1]"]).tasks == ("x[1]",)
 
 
+def test_a_pattern_written_in_nfd_matches_the_ids_as_they_are_kept_in_nfc() -> None:
+    runs = [run("a", "café/q1", 1.0), run("a", "café/q2", 0.0)]
+    decomposed = unicodedata.normalize("NFD", "café/q1")
+    check = check_required(runs, [decomposed, unicodedata.normalize("NFD", "café/q?")])
+    assert check.tasks == ("café/q1", "café/q2")
+    assert check.patterns == ("café/q1", "café/q?")  # as the report shows them: NFC
+
+
+def test_a_pattern_in_nfd_that_matches_nothing_is_named_in_nfc() -> None:
+    with pytest.raises(UnmatchedPatterns) as caught:
+        check_required([run("a", "café/q1", 1.0)], [unicodedata.normalize("NFD", "café/q9")])
+    assert caught.value.patterns == ("café/q9",)
+
+
 def test_patterns_are_newline_or_comma_separated() -> None:
     assert split_patterns(" a*,\nb/? ,\n\n c ") == ("a*", "b/?", "c")
 
@@ -141,3 +156,9 @@ def test_the_cli_refuses_a_pattern_matching_no_task(tmp_path: Path, capsys: pyte
 
 def test_the_cli_passes_when_every_model_meets_the_required_score(tmp_path: Path) -> None:
     assert cli_main([write(tmp_path / "a.jsonl", RUNS), "--required-tasks", "safety/1"]) == 0
+
+
+def test_the_cli_matches_a_pattern_copied_from_nfd_text(tmp_path: Path) -> None:
+    runs = [run("a", "café/q1", 1.0), run("b", "café/q1", 1.0)]
+    pattern = unicodedata.normalize("NFD", "café/q1")
+    assert cli_main([write(tmp_path / "a.jsonl", runs), "--required-tasks", pattern]) == 0
