@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import fnmatch
 import json
+import random
 import unicodedata
 from pathlib import Path
 
@@ -11,7 +13,7 @@ import pytest
 from leaderboard import EvalRun
 from leaderboard.cli import main as cli_main
 from leaderboard.report.task_changes import required_markdown, required_outputs
-from leaderboard.required import RequiredFailure, UnmatchedPatterns, check_required, split_patterns
+from leaderboard.required import RequiredFailure, UnmatchedPatterns, check_required, matching, split_patterns
 
 
 def run(model: str, task: str, score: float | None, **extra: object) -> EvalRun:
@@ -89,6 +91,31 @@ def test_a_pattern_in_nfd_that_matches_nothing_is_named_in_nfc() -> None:
     with pytest.raises(UnmatchedPatterns) as caught:
         check_required([run("a", "café/q1", 1.0)], [unicodedata.normalize("NFD", "café/q9")])
     assert caught.value.patterns == ("café/q9",)
+
+
+def test_which_tasks_match_and_which_patterns_match_none_is_fnmatchcase_over_every_id() -> None:
+    rng = random.Random(7)
+    ids = sorted({"".join(rng.choices("ab/[]!-", k=rng.randint(1, 6))) for _ in range(300)})
+    patterns = ["".join(rng.choices("ab/[]!-*?", k=rng.randint(1, 5))) for _ in range(400)]
+    required, unmatched = matching(ids, patterns)
+    assert required == tuple(t for t in ids if any(fnmatch.fnmatchcase(t, p) for p in patterns))
+    assert unmatched == tuple(dict.fromkeys(p for p in patterns if not fnmatch.filter(ids, p)))
+    assert required and unmatched  # the draw exercises both
+
+
+def test_a_pattern_matching_only_tasks_another_pattern_matched_still_matches() -> None:
+    assert matching(["s/1", "s/2", "t"], ["s/*", "s/1", "*1", "?/2", "s/[12]"]) == (("s/1", "s/2"), ())
+
+
+def test_a_pattern_given_twice_that_matches_nothing_is_named_once() -> None:
+    assert matching(["a"], ["b", "a", "b"]) == (("a",), ("b",))
+
+
+def test_whole_ids_are_looked_up_and_globs_keep_their_literal_head_and_tail() -> None:
+    ids = ["x[1]", "x1", "ab]", "a]b", "a*b"]
+    assert matching(ids, ["x[1]"]) == (("x1",), ())  # a class, as fnmatch reads it
+    assert matching(ids, ["x[[]1]", "a]b", "?b]"]) == (("a]b", "ab]", "x[1]"), ())
+    assert matching(ids, ["a[*]b", "x[1"]) == (("a*b",), ("x[1",))  # an unclosed "[" is a literal
 
 
 def test_patterns_are_newline_or_comma_separated() -> None:
