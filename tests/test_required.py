@@ -189,3 +189,29 @@ def test_the_cli_matches_a_pattern_copied_from_nfd_text(tmp_path: Path) -> None:
     runs = [run("a", "café/q1", 1.0), run("b", "café/q1", 1.0)]
     pattern = unicodedata.normalize("NFD", "café/q1")
     assert cli_main([write(tmp_path / "a.jsonl", runs), "--required-tasks", pattern]) == 0
+
+
+def test_the_rule_names_the_first_patterns_and_counts_the_rest() -> None:
+    runs = [run("a", f"t{k}", 0.0) for k in range(30)]
+    text = required_markdown(check_required(runs, [f"t{k}" for k in range(30)]))
+    rule = text.split("\n")[1]
+    assert "`t0`, `t1`," in rule and "`t9`" in rule and "`t10`" not in rule
+    assert "and 20 more patterns (the JSON report lists every one)" in rule
+
+
+def test_a_pattern_too_long_to_show_is_counted_not_shown() -> None:
+    pattern = "t" * 5_000
+    rule = required_markdown(check_required([run("a", pattern, 0.0)], [pattern])).split("\n")[1]
+    assert "ttt" not in rule and "matching 1 pattern too long to show here" in rule
+
+
+def test_thousands_of_patterns_leave_the_failures_and_the_leaderboard_in_the_comment(tmp_path: Path) -> None:
+    ids = [f"benchmark/split-{k:05d}" for k in range(4_000)]  # 88 KB of patterns
+    runs = [run(m, t, float((k + j) % 3 > 0)) for j, m in enumerate("abc") for k, t in enumerate(ids)]
+    comment = tmp_path / "comment.md"
+    args = [write(tmp_path / "a.jsonl", runs), "--required-tasks", ",".join(ids), "--comment", str(comment)]
+    assert cli_main(args) == 1
+    body = comment.read_text()
+    assert "**4,000 required-task failures** in 3 models" in body
+    assert "and 3,990 more patterns" in body and "| `a` | `benchmark/split-00000` | 0 |" in body
+    assert "| Rank | Model | Mean |" in body and "too large to show here" not in body
