@@ -38,6 +38,7 @@ from .formatting import (
     difference,
     interval,
     labels,
+    no_interval,
     number,
     p_value,
     rank_range,
@@ -146,8 +147,9 @@ def verdict(board: Leaderboard) -> str:
             f"the top two ({_inline(first)} and {_inline(rows[1].model_id)}) share no task, so they cannot be compared"
         )
     else:
-        shown, ci, _ = difference(d, lo, hi, second.significant)
-        evidence = f"({level} CI {ci}, {count(second.n_shared, 'shared task')})"
+        shown, ci, _ = difference(d, lo, hi, second.significant, missing="")
+        bounds = f"{level} CI {ci}" if ci else no_interval(second.n_clusters)
+        evidence = f"({bounds}, {count(second.n_shared, 'shared task')})"
         if d < 0:
             # Ranked first on its own tasks, behind on the ones they share (the two ran different sets).
             gap = f"is behind {_inline(rows[1].model_id)} on the tasks both ran: {shown} {evidence}"
@@ -187,7 +189,8 @@ def verdict(board: Leaderboard) -> str:
             f"about {second.tasks_needed:,} shared tasks would separate the top two (they share {second.n_shared:,})"
         )
     else:
-        resolve = "too few shared tasks to say how many would separate the top two"
+        units = "tasks" if second.n_clusters is None else "clusters"
+        resolve = f"too few shared {units} to say how many would separate the top two"
     if set(top) == {first, rows[1].model_id}:
         # Two: name each once.
         return f"**No clear winner**: {_inline(first)} {gap}, too close to call: {resolve}."
@@ -302,7 +305,7 @@ def _pieces(board: Leaderboard) -> _Pieces:
         for j in range(2, len(rows) + 1):
             pair = board.pair(1, j)
             d, lo, hi = _oriented(pair, first)
-            shown, ci, ext = difference(d, lo, hi, pair.significant)
+            shown, ci, ext = difference(d, lo, hi, pair.significant, missing=no_interval(pair.n_clusters))
             extended |= ext
             leader_lines.append(
                 _row(
@@ -322,7 +325,7 @@ def _pieces(board: Leaderboard) -> _Pieces:
             nonlocal extended
             pair = board.pair(i, j)
             d, lo, hi = _oriented(pair, rows[i - 1].model_id)
-            shown, ci, ext = difference(d, lo, hi, pair.significant)
+            shown, ci, ext = difference(d, lo, hi, pair.significant, missing=no_interval(pair.n_clusters))
             extended |= ext
             higher, lower = model(rows[i - 1].model_id), model(rows[j - 1].model_id)
             cells = [higher, lower, shown, ci, p_value(pair.p_adjusted, board.alpha)]
