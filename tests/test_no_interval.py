@@ -10,6 +10,7 @@ from leaderboard import EvalRun, analyse
 from leaderboard.report.comparison import full_section, gate_line
 from leaderboard.report.document import render_report, verdict
 from leaderboard.report.formatting import DASH, difference
+from leaderboard.report.markdown import pairwise_table
 from leaderboard.stats.comparison import compare
 
 
@@ -37,6 +38,11 @@ def test_the_pairwise_table_and_vs_next_show_the_difference() -> None:
     text = render_report(analyse(RUNS, cluster_by="cluster"))
     assert "| 1–2 | `b` | +0.300 | no interval: one cluster | 1 |" in text
     assert "| 1–2 | `a` | 0.800 | 1 cluster | +0.300 ≈ |" in text
+
+
+def test_the_plain_pairwise_table_says_one_cluster_gives_no_interval() -> None:
+    text = pairwise_table(analyse(RUNS, cluster_by="cluster").pairs)
+    assert "| 20 | 0.30 | no interval: one cluster |" in text
 
 
 def test_the_baseline_table_shows_the_change_and_says_one_cluster_gives_no_interval() -> None:
