@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import fnmatch
 import json
+import random
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -10,7 +13,7 @@ import pytest
 from leaderboard import EvalRun
 from leaderboard.cli import main as cli_main
 from leaderboard.report.task_changes import required_markdown, required_outputs
-from leaderboard.required import RequiredFailure, UnmatchedPatterns, check_required, split_patterns
+from leaderboard.required import RequiredFailure, UnmatchedPatterns, check_required, matching, split_patterns
 
 
 def run(model: str, task: str, score: float | None, **extra: object) -> EvalRun:
@@ -74,6 +77,45 @@ def test_globs_are_case_sensitive_and_brackets_are_classes() -> None:
     with pytest.raises(UnmatchedPatterns):
         check_required(runs, ["safe*"])
     assert check_required(runs, ["x[[]1]"]).tasks == ("x[1]",)
+
+
+def test_a_pattern_written_in_nfd_matches_the_ids_as_they_are_kept_in_nfc() -> None:
+    runs = [run("a", "café/q1", 1.0), run("a", "café/q2", 0.0)]
+    decomposed = unicodedata.normalize("NFD", "café/q1")
+    check = check_required(runs, [decomposed, unicodedata.normalize("NFD", "café/q?")])
+    assert check.tasks == ("café/q1", "café/q2")
+    assert check.patterns == ("café/q1", "café/q?")  # as the report shows them: NFC
+
+
+def test_a_pattern_in_nfd_that_matches_nothing_is_named_in_nfc() -> None:
+    with pytest.raises(UnmatchedPatterns) as caught:
+        check_required([run("a", "café/q1", 1.0)], [unicodedata.normalize("NFD", "café/q9")])
+    assert caught.value.patterns == ("café/q9",)
+
+
+def test_which_tasks_match_and_which_patterns_match_none_is_fnmatchcase_over_every_id() -> None:
+    rng = random.Random(7)
+    ids = sorted({"".join(rng.choices("ab/[]!-", k=rng.randint(1, 6))) for _ in range(300)})
+    patterns = ["".join(rng.choices("ab/[]!-*?", k=rng.randint(1, 5))) for _ in range(400)]
+    required, unmatched = matching(ids, patterns)
+    assert required == tuple(t for t in ids if any(fnmatch.fnmatchcase(t, p) for p in patterns))
+    assert unmatched == tuple(dict.fromkeys(p for p in patterns if not fnmatch.filter(ids, p)))
+    assert required and unmatched  # the draw exercises both
+
+
+def test_a_pattern_matching_only_tasks_another_pattern_matched_still_matches() -> None:
+    assert matching(["s/1", "s/2", "t"], ["s/*", "s/1", "*1", "?/2", "s/[12]"]) == (("s/1", "s/2"), ())
+
+
+def test_a_pattern_given_twice_that_matches_nothing_is_named_once() -> None:
+    assert matching(["a"], ["b", "a", "b"]) == (("a",), ("b",))
+
+
+def test_whole_ids_are_looked_up_and_globs_keep_their_literal_head_and_tail() -> None:
+    ids = ["x[1]", "x1", "ab]", "a]b", "a*b"]
+    assert matching(ids, ["x[1]"]) == (("x1",), ())  # a class, as fnmatch reads it
+    assert matching(ids, ["x[[]1]", "a]b", "?b]"]) == (("a]b", "ab]", "x[1]"), ())
+    assert matching(ids, ["a[*]b", "x[1"]) == (("a*b",), ("x[1",))  # an unclosed "[" is a literal
 
 
 def test_patterns_are_newline_or_comma_separated() -> None:
@@ -141,3 +183,35 @@ def test_the_cli_refuses_a_pattern_matching_no_task(tmp_path: Path, capsys: pyte
 
 def test_the_cli_passes_when_every_model_meets_the_required_score(tmp_path: Path) -> None:
     assert cli_main([write(tmp_path / "a.jsonl", RUNS), "--required-tasks", "safety/1"]) == 0
+
+
+def test_the_cli_matches_a_pattern_copied_from_nfd_text(tmp_path: Path) -> None:
+    runs = [run("a", "café/q1", 1.0), run("b", "café/q1", 1.0)]
+    pattern = unicodedata.normalize("NFD", "café/q1")
+    assert cli_main([write(tmp_path / "a.jsonl", runs), "--required-tasks", pattern]) == 0
+
+
+def test_the_rule_names_the_first_patterns_and_counts_the_rest() -> None:
+    runs = [run("a", f"t{k}", 0.0) for k in range(30)]
+    text = required_markdown(check_required(runs, [f"t{k}" for k in range(30)]))
+    rule = text.split("\n")[1]
+    assert "`t0`, `t1`," in rule and "`t9`" in rule and "`t10`" not in rule
+    assert "and 20 more patterns (the JSON report lists every one)" in rule
+
+
+def test_a_pattern_too_long_to_show_is_counted_not_shown() -> None:
+    pattern = "t" * 5_000
+    rule = required_markdown(check_required([run("a", pattern, 0.0)], [pattern])).split("\n")[1]
+    assert "ttt" not in rule and "matching 1 pattern too long to show here" in rule
+
+
+def test_thousands_of_patterns_leave_the_failures_and_the_leaderboard_in_the_comment(tmp_path: Path) -> None:
+    ids = [f"benchmark/split-{k:05d}" for k in range(4_000)]  # 88 KB of patterns
+    runs = [run(m, t, float((k + j) % 3 > 0)) for j, m in enumerate("abc") for k, t in enumerate(ids)]
+    comment = tmp_path / "comment.md"
+    args = [write(tmp_path / "a.jsonl", runs), "--required-tasks", ",".join(ids), "--comment", str(comment)]
+    assert cli_main(args) == 1
+    body = comment.read_text()
+    assert "**4,000 required-task failures** in 3 models" in body
+    assert "and 3,990 more patterns" in body and "| `a` | `benchmark/split-00000` | 0 |" in body
+    assert "| Rank | Model | Mean |" in body and "too large to show here" not in body

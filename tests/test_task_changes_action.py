@@ -118,6 +118,20 @@ def test_required_tasks_work_without_a_baseline(workspace: Path, fake_github: Fa
     assert "✅ **Required tasks**: all 2 models pass" in fake_github.thread()[0]["body"]
 
 
+def test_thousands_of_required_patterns_leave_the_failures_and_the_leaderboard_in_the_comment(
+    workspace: Path,  # noqa: F811
+    fake_github: FakeGitHub,
+) -> None:
+    n = 4_000
+    (workspace / "results" / "mteb.jsonl").write_text(records({"a": [1.0] * n, "b": [0.0] + [1.0] * (n - 1)}))
+    patterns = ",".join(f"{CATEGORIES[k % 3]}__{k:03d}" for k in range(n))
+    result = run_action(workspace, fake_github.url, required_tasks=patterns)
+    assert result.code == 1, result.stdout
+    body = fake_github.thread()[0]["body"]
+    assert "**1 required-task failure** in 1 model" in body and "| `b` | `astropy__000` | 0 |" in body
+    assert f"and {n - 10:,} more patterns" in body and "| Rank | Model | Mean |" in body
+
+
 def test_a_required_task_a_model_did_not_run_fails_it(workspace: Path, fake_github: FakeGitHub) -> None:  # noqa: F811
     (workspace / "results" / "mteb.jsonl").write_text(records({"a": [1.0] * 6, "b": [1.0] * 4}))
     result = run_action(workspace, fake_github.url, required_tasks="django__004")

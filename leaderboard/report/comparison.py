@@ -24,7 +24,7 @@ from ..stats.comparison import Comparison, ModelChange
 from ..stats.family import needed_words
 from ..stats.significance import min_tasks, p_text
 from ..validation import printable
-from .formatting import DASH, EXTENDED, count, detectable_dict, difference, labels, signed
+from .formatting import DASH, EXTENDED, count, detectable_dict, difference, labels, no_interval, signed
 from .markdown import md_code
 
 TITLE = "Compared with the base branch"
@@ -52,10 +52,13 @@ def utf16_length(text: str) -> int:
 
 
 def shown_interval(change: ModelChange) -> tuple[str, str, bool]:
-    """(Δ, ``[lo, hi]``, extended) as printed; see the module's rules. Dashes with no shared task."""
+    """(Δ, ``[lo, hi]``, extended) as printed; see the module's rules. Dashes with no shared task.
+
+    Without an interval (one cluster) the interval is "": the caller says why, in its own words.
+    """
     if change.n_shared == 0 or math.isnan(change.delta):
         return DASH, DASH, False
-    return difference(change.delta, change.ci_lo, change.ci_hi, change.significant)
+    return difference(change.delta, change.ci_lo, change.ci_hi, change.significant, missing="")
 
 
 def _mean(value: float) -> str:
@@ -205,7 +208,9 @@ def table(changes: Sequence[ModelChange], comparison: Comparison) -> str:
     ]
     for m in changes:
         delta, ci, _ = shown_interval(m)
-        cell = delta if m.verdict == "unchanged" or delta == DASH else f"{delta} {ci}"
+        cell = (
+            delta if m.verdict == "unchanged" or delta == DASH else f"{delta} {ci or f'({no_interval(m.n_clusters)})'}"
+        )
         lines.append(
             f"| {md_code(label[m.model_id])} | {_mean(m.base_mean)} | {_mean(m.pr_mean)} | {cell} | "
             f"{verdict_text(m, comparison.tolerance)} | {_tasks_cell(m)} |"
@@ -458,7 +463,8 @@ def gate_line(change: ModelChange, alpha: float) -> str:
     ci = ci.replace("\u00a0", " ")  # a log line: a plain space
     adjusted = f" (Holm-adjusted {p_text(change.p_adjusted, alpha)})" if change.p_adjusted != change.p_value else ""
 
+    bounds = f"{(1 - alpha) * 100:.6g}% CI {ci}" if ci else no_interval(change.n_clusters)
     return (
-        f"{printable(change.model_id)}: Δ {delta}, {(1 - alpha) * 100:.6g}% CI {ci}, over {change.n_shared} "
+        f"{printable(change.model_id)}: Δ {delta}, {bounds}, over {change.n_shared} "
         f"shared tasks, {change.test} p = {p_text(change.p_value, alpha)}{adjusted}"
     )

@@ -81,17 +81,25 @@ def interval(lo: float, hi: float, decimals: int = DECIMALS) -> str:
     return f"[{_plain(_floor(lo, decimals), decimals)}{SEP}{_plain(_ceil(hi, decimals), decimals)}]"
 
 
+def no_interval(n_clusters: int | None) -> str:
+    """Why a difference has no interval, in words: one cluster has no spread to measure."""
+    return "no interval: one cluster" if n_clusters == 1 else "no interval"
+
+
 def difference(
-    value: float, lo: float, hi: float, significant: bool, decimals: int = DECIMALS
+    value: float, lo: float, hi: float, significant: bool, decimals: int = DECIMALS, *, missing: str = DASH
 ) -> tuple[str, str, bool]:
     """(signed value, signed interval, extended) for a difference and the decision made on it.
 
     Significant: more decimals until neither the value nor an end prints as 0 or with the
     wrong sign. Not significant: the printed interval contains 0; ``extended`` says it had
     to be stretched to 0 (the bootstrap interval excluded 0, the exact test disagreed).
+    A difference without an interval (one cluster) is still shown; ``missing`` stands for the interval.
     """
-    if math.isnan(value) or math.isnan(lo) or math.isnan(hi):
+    if math.isnan(value):
         return DASH, DASH, False
+    if math.isnan(lo) or math.isnan(hi):
+        return signed(value, decimals), missing, False
     extended = False
     if significant:
         d = decimals

@@ -15,6 +15,7 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 
 from ..records import LeaderboardRow, PairwiseDiff
+from .formatting import no_interval
 
 MODEL_WIDTH = 20
 ELLIPSIS = "…"
@@ -144,6 +145,8 @@ def pairwise_table(
     ]
     for pair in pairs:
         ci = DASH if pair.n_shared == 0 else f"[{_num(pair.ci_lo)}, {_num(pair.ci_hi)}]"
+        if pair.n_shared and (math.isnan(pair.ci_lo) or math.isnan(pair.ci_hi)):
+            ci = no_interval(pair.n_clusters)
         lines.append(
             _row(
                 [

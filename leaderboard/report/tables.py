@@ -9,7 +9,18 @@ from dataclasses import dataclass
 from ..records import PairwiseDiff
 from ..stats.aggregation import Leaderboard
 from ..stats.family import needed_words
-from .formatting import DASH, decimals_for, difference, interval, labels, number, p_value, rank_range, tasks_cell
+from .formatting import (
+    DASH,
+    decimals_for,
+    difference,
+    interval,
+    labels,
+    no_interval,
+    number,
+    p_value,
+    rank_range,
+    tasks_cell,
+)
 from .markdown import confidence_label, md_code
 from .verdict import ORDINAL, cluster_size, inline, oriented
 
@@ -106,7 +117,7 @@ def table_pieces(board: Leaderboard) -> Pieces:
         for j in range(2, len(rows) + 1):
             pair = board.pair(1, j)
             d, lo, hi = oriented(pair, first)
-            shown, ci, ext = difference(d, lo, hi, pair.significant)
+            shown, ci, ext = difference(d, lo, hi, pair.significant, missing=no_interval(pair.n_clusters))
             extended |= ext
             leader_lines.append(
                 _row(
@@ -126,7 +137,7 @@ def table_pieces(board: Leaderboard) -> Pieces:
             nonlocal extended
             pair = board.pair(i, j)
             d, lo, hi = oriented(pair, rows[i - 1].model_id)
-            shown, ci, ext = difference(d, lo, hi, pair.significant)
+            shown, ci, ext = difference(d, lo, hi, pair.significant, missing=no_interval(pair.n_clusters))
             extended |= ext
             higher, lower = model(rows[i - 1].model_id), model(rows[j - 1].model_id)
             cells = [higher, lower, shown, ci, p_value(pair.p_adjusted, board.alpha)]

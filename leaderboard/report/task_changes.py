@@ -42,6 +42,10 @@ COMMENT_SECTION_LIMIT = 12_000  # UTF-16 units of the comment for this section
 SUMMARY_SECTION_LIMIT = 192 * 1024  # bytes of the job summary
 REQUIRED_COMMENT_LIMIT = 6_000
 REQUIRED_ELSEWHERE = "the `required-failed` output and the JSON report (key `required`) list every one"
+# The rule sentence names this many patterns at most, in this many UTF-16 units: thousands of
+# patterns must not push the failures and the leaderboard out of the comment.
+PATTERNS_SHOWN = 10
+PATTERNS_LIMIT = 1_000
 
 
 @dataclass(frozen=True)
@@ -371,11 +375,32 @@ def _score(failure: RequiredFailure) -> str:
     return _value(failure.score)
 
 
+def _patterns(patterns: Sequence[str]) -> str:
+    """The first patterns (within :data:`PATTERNS_SHOWN` and :data:`PATTERNS_LIMIT`), then how many more."""
+    shown: list[str] = []
+    used = 0
+    for pattern in patterns[:PATTERNS_SHOWN]:
+        code = md_code(pattern, table=False)
+        used += utf16_length(code) + 2
+        if used > PATTERNS_LIMIT:
+            break
+        shown.append(code)
+    rest = len(patterns) - len(shown)
+    if not rest:
+        return ", ".join(shown)
+    if not shown:
+        return f"{count(rest, 'pattern')} too long to show here (the JSON report lists every one)"
+    return (
+        ", ".join(shown)
+        + f" and {_n(rest)} more {'pattern' if rest == 1 else 'patterns'} (the JSON report lists every one)"
+    )
+
+
 def required_markdown(
     check: RequiredCheck, *, limit: int | None = REQUIRED_COMMENT_LIMIT, elsewhere: str = REQUIRED_ELSEWHERE
 ) -> str:
     """The required tasks' verdict: failures as a table (model, task, score), or one line when all pass."""
-    patterns = ", ".join(md_code(p, table=False) for p in check.patterns)
+    patterns = _patterns(check.patterns)
     n_tasks = len(check.tasks)
     tasks = "the 1 task" if n_tasks == 1 else f"each of the {_n(n_tasks)} tasks"
     rule = f"every model must score at least {_value(check.threshold)} on {tasks} matching {patterns}"

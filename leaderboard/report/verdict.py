@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from ..records import PairwiseDiff
 from ..stats.aggregation import TIE_ABS_TOL, Leaderboard
-from .formatting import count, difference
+from .formatting import count, difference, no_interval
 from .markdown import confidence_label, md_code
 from .protocol import Commit
 
@@ -48,8 +48,9 @@ def verdict(board: Leaderboard) -> str:
     if second.n_shared == 0:
         gap = f"the top two ({inline(first)} and {inline(rows[1].model_id)}) share no task, so they cannot be compared"
     else:
-        shown, ci, _ = difference(d, lo, hi, second.significant)
-        evidence = f"({level} CI {ci}, {count(second.n_shared, 'shared task')})"
+        shown, ci, _ = difference(d, lo, hi, second.significant, missing="")
+        bounds = f"{level} CI {ci}" if ci else no_interval(second.n_clusters)
+        evidence = f"({bounds}, {count(second.n_shared, 'shared task')})"
         if d < 0:
             # Ranked first on its own tasks, behind on the ones they share (the two ran different sets).
             gap = f"is behind {inline(rows[1].model_id)} on the tasks both ran: {shown} {evidence}"
@@ -89,7 +90,8 @@ def verdict(board: Leaderboard) -> str:
             f"about {second.tasks_needed:,} shared tasks would separate the top two (they share {second.n_shared:,})"
         )
     else:
-        resolve = "too few shared tasks to say how many would separate the top two"
+        units = "tasks" if second.n_clusters is None else "clusters"
+        resolve = f"too few shared {units} to say how many would separate the top two"
     if set(top) == {first, rows[1].model_id}:
         # Two: name each once.
         return f"**No clear winner**: {inline(first)} {gap}, too close to call: {resolve}."
