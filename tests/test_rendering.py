@@ -22,7 +22,7 @@ from leaderboard.report.markdown import (
     md_text,
     truncate,
 )
-from leaderboard.stats.aggregation import min_resamples
+from leaderboard.stats.parameters import min_resamples
 
 GOLDEN = Path(__file__).parent / "golden"
 

@@ -14,7 +14,7 @@ from leaderboard import EvalRun, analyse
 from leaderboard.cli import main as cli_main
 from leaderboard.report.document import render_report
 from leaderboard.report.json_report import render_json
-from leaderboard.stats.aggregation import min_resamples, resample_advice
+from leaderboard.stats.parameters import min_resamples, resample_advice
 from leaderboard.stats.significance import (
     BINOMIAL,
     EXACT,

@@ -395,7 +395,7 @@ def test_any_order_of_the_records_gives_the_same_report(scores: dict, order: ran
 
 
 def test_poisson_rows_rebuilt_per_block_give_the_same_numbers_as_rows_kept(monkeypatch) -> None:
-    import leaderboard.stats.aggregation as engine
+    import leaderboard.stats.bootstrap as engine
 
     rng = np.random.default_rng(8)
     n = EXACT_LIMIT + 50

@@ -26,9 +26,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..records import LeaderboardRow, PairwiseDiff
-from ..stats.aggregation import TIE_ABS_TOL, Leaderboard
+from ..stats.analysis import Leaderboard
 from ..stats.family import needed_words
 from ..stats.significance import min_tasks
+from ..stats.ties import TIE_ABS_TOL
 from ..validation import Problem
 from .formatting import (
     DASH,

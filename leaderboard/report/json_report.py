@@ -19,8 +19,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..records import PairwiseDiff
-from ..stats.aggregation import RESAMPLES_PER_TAIL, SIGNIFICANT, Leaderboard, min_resamples
+from ..stats.analysis import Leaderboard
 from ..stats.family import METHOD_WORDS, family_resamples
+from ..stats.pairs import SIGNIFICANT
+from ..stats.parameters import RESAMPLES_PER_TAIL, min_resamples
 from ..stats.resampling import EXACT_LIMIT, EXACT_PAIR_LIMIT, FloatArray
 from ..stats.significance import EXACT_MAX_NONZERO, MC_RESAMPLES, METHOD_NAMES, NORMAL_MIN_EFFECTIVE, min_tasks
 from .formatting import detectable_dict

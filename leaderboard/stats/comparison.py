@@ -34,14 +34,6 @@ from numpy.typing import NDArray
 
 from ..records import EvalRun
 from ..trials import collapse_trials
-from .aggregation import (
-    TEST_WORDS,
-    TIE_ABS_TOL,
-    ScoreMatrix,
-    check_resamples,
-    score_matrix,
-    tie_tolerance,
-)
 from .clustering import CLUSTER_BY, ClusterBy, Grouping, cluster_of, cr2, onehot_of, t_interval
 from .family import (
     CORRECTIONS,
@@ -56,8 +48,12 @@ from .family import (
     step_levels,
     tasks_needed_at,
 )
+from .matrix import ScoreMatrix, score_matrix
+from .pairs import TEST_WORDS
+from .parameters import check_resamples
 from .resampling import FloatArray, encode_ids, keyed_rng, percentile_interval, resampled_means
 from .significance import METHOD_NAMES, min_tasks, p_text, sign_flip_test
+from .ties import TIE_ABS_TOL, tie_tolerance
 from .weights import TASK_WEIGHTS, TaskWeights, task_weights
 
 Verdict = Literal["regressed", "within tolerance", "improved", "no detectable change", "unchanged"]
