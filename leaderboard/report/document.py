@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from ..records import LeaderboardRow, PairwiseDiff
 from ..stats.analysis import Leaderboard
-from ..stats.family import needed_words
+from ..stats.clustering import FEW_DF, LARGEST_SHARE_WARNING
 from ..stats.significance import min_tasks
 from ..stats.ties import TIE_ABS_TOL
 from ..validation import Problem
@@ -45,6 +45,7 @@ from .formatting import (
     tasks_cell,
 )
 from .markdown import confidence_label, leaderboard_table, md_code, md_text, pairwise_table, truncate
+from .reasons import detectable_sentence, needed_words, reason_text
 
 COMMENT_LIMIT = 65_536
 SUMMARY_LIMIT = 1024 * 1024  # bytes GitHub accepts in one step's summary
@@ -58,7 +59,6 @@ PAIRS_SHOWN = 1000  # in a document without a size limit; the JSON report has ev
 TOP_GROUP_NAMED = 5
 FEW_CATEGORY_TASKS = 5
 CATEGORY_MODELS = 3
-FEW_DF = 10  # effective degrees of freedom below which clustering warns (ClusterSummary.warns)
 TITLE_WIDTH = 200
 CELL_WIDTH = 300
 CHECK, TIED = "✓", "≈"
@@ -277,7 +277,7 @@ def _pieces(board: Leaderboard) -> _Pieces:
     def decision(pair: PairwiseDiff) -> str:
         if pair.significant:
             return f"{CHECK} yes"
-        reason = pair.reason or "not significant"
+        reason = reason_text(pair.reason) if pair.reason else "not significant"
         if pair.clusters_needed is not None and pair.n_shared and pair.n_clusters is not None:
             if pair.clusters_needed <= pair.n_clusters:
                 reason += f"; {pair.n_clusters:,} shared clusters not enough"
@@ -429,7 +429,7 @@ def cluster_notes(board: Leaderboard) -> list[str]:
         )
         if c.warns:
             why = []
-            if c.largest_share > 0.25:
+            if c.largest_share > LARGEST_SHARE_WARNING:
                 why.append(f"the largest cluster holds {c.largest_share:.0%} of the tasks")
             if not c.min_df >= FEW_DF:
                 why.append(f"the effective degrees of freedom are {df} (< {FEW_DF})")
@@ -477,7 +477,7 @@ def scope_line(board: Leaderboard) -> str | None:
             "group are per pair too."
         )
     power = board.detectable()
-    level = f" {power.sentence()}" if power is not None else ""
+    level = f" {detectable_sentence(power)}" if power is not None else ""
     if power is not None and power.unit == "cluster" and not power.df >= FEW_DF:
         level = level.removesuffix(".") + " (see ⚠ Few effective clusters below)."
     return f"<sub>{scope}{level}</sub>"

@@ -13,10 +13,9 @@ import math
 import re
 import secrets
 from collections.abc import Mapping
-from typing import Any, TextIO
+from typing import TextIO
 
 import numpy as np
-from numpy.typing import NDArray
 
 from ..records import PairwiseDiff
 from ..stats.analysis import Leaderboard
@@ -26,6 +25,7 @@ from ..stats.parameters import RESAMPLES_PER_TAIL, min_resamples
 from ..stats.resampling import EXACT_LIMIT, EXACT_PAIR_LIMIT, FloatArray
 from ..stats.significance import EXACT_MAX_NONZERO, MC_RESAMPLES, METHOD_NAMES, NORMAL_MIN_EFFECTIVE, min_tasks
 from .formatting import detectable_dict
+from .reasons import reason_text
 
 REPORT_SCHEMA = "leaderboard-action/report"
 REPORT_SCHEMA_VERSION = 3
@@ -240,24 +240,10 @@ def _numbers(column: FloatArray) -> list[str]:
 
 
 def _reasons(board: Leaderboard, start: int, stop: int) -> list[str]:
-    """Each pair's reason, JSON-encoded, in the table's own words.
-
-    A reason is a function of the pair's columns below, and there are few distinct ones
-    ("CI includes 0", "exact p = 0.5"): each is worded and encoded once, for the first pair
-    that has it, rather than once per pair of millions. Floats by their bits (NaN is not equal to itself).
-    """
-    t = board.pairs
-    # Whether the pair is in the family decides between "Holm-adjusted" and the test's own name.
-    columns: tuple[NDArray[Any], ...] = (
-        t.reason_code, t.n_shared, t.method, t.p_value.view(np.int64), t.p_adjusted.view(np.int64), t.member,
-    )  # fmt: skip
-    if t.clustered:  # a clustered pair's reason names its shared clusters (issue 15)
-        columns = (*columns, t.n_clusters)
-    keys = zip(*(c[start:stop].tolist() for c in (*columns, t.tasks_needed)), strict=True)
-    first: dict[tuple[int, ...], int] = {}
-    groups = [first.setdefault(key, k) for k, key in enumerate(keys)]
-    encoded = {k: json.dumps(t.reason(start + k)) for k in first.values()}
-    return [encoded[k] for k in groups]
+    """Each pair's reason, JSON-encoded, in the tables' own words: each distinct reason worded and encoded once."""
+    distinct, index = board.pairs.reasons(start, stop)
+    encoded = [json.dumps(reason_text(r) if r is not None else None) for r in distinct]
+    return [encoded[k] for k in index]
 
 
 def _pair_lines(board: Leaderboard, start: int, stop: int) -> list[str]:

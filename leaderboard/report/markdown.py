@@ -15,6 +15,7 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 
 from ..records import LeaderboardRow, PairwiseDiff
+from .reasons import reason_text
 
 MODEL_WIDTH = 20
 ELLIPSIS = "…"
@@ -123,7 +124,7 @@ def verdict(pair: PairwiseDiff) -> str:
     """The pair's one decision, with the reason when it is not significant."""
     if pair.significant:
         return "**yes**"
-    return f"no: {pair.reason}" if pair.reason else "no"
+    return f"no: {reason_text(pair.reason)}" if pair.reason else "no"
 
 
 def _ranked(model_id: str, ranks: Mapping[str, int] | None) -> str:

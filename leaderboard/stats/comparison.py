@@ -32,7 +32,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from ..records import EvalRun
+from ..records import EvalRun, Reason, Why
 from ..trials import collapse_trials
 from .clustering import CLUSTER_BY, ClusterBy, Grouping, cluster_of, cr2, onehot_of, t_interval
 from .family import (
@@ -49,10 +49,9 @@ from .family import (
     tasks_needed_at,
 )
 from .matrix import ScoreMatrix, score_matrix
-from .pairs import TEST_WORDS
 from .parameters import check_resamples
 from .resampling import FloatArray, encode_ids, keyed_rng, percentile_interval, resampled_means
-from .significance import METHOD_NAMES, min_tasks, p_text, sign_flip_test
+from .significance import METHOD_NAMES, min_tasks, sign_flip_test
 from .ties import TIE_ABS_TOL, tie_tolerance
 from .weights import TASK_WEIGHTS, TaskWeights, task_weights
 
@@ -81,7 +80,7 @@ class ModelChange:
     ``test`` says how p was computed (``significance.METHOD_NAMES``, "one-sided ..." when the
     comparison is family-wise: then p is for a change in the direction of ``delta``), ``p_value``
     is its p, ``p_adjusted`` the one compared with alpha (Holm-adjusted over the models compared
-    when the comparison is family-wise). ``reason`` says why no change was detected
+    when the comparison is family-wise). ``reason`` says why no change was detected (a code with its numbers,
     (None when one was); ``tasks_needed`` is about how many shared tasks would detect a
     change the size of ``delta`` (None when it is 0).
     With no shared task, ``delta``, the means over shared tasks, the CI and p are NaN.
@@ -98,7 +97,7 @@ class ModelChange:
     p_value: float
     p_adjusted: float
     test: str
-    reason: str | None
+    reason: Reason | None
     tasks_needed: int | None
     base_mean_all: float
     pr_mean_all: float
@@ -370,30 +369,37 @@ def compare(
         d, ci_lo, ci_hi, p_k, adj_k = float(delta[k]), float(lo[k]), float(hi[k]), float(p[k]), float(adjusted[k])
         test = METHOD_NAMES[int(method[k])] if two_sided else f"one-sided {METHOD_NAMES[int(method[k])]}"
         verdict: Verdict = "no detectable change"
-        reason: str | None
+        why: Why | None = None
         if shared_k == 0:
-            reason, p_k, adj_k = "no shared tasks", math.nan, math.nan
+            why, p_k, adj_k = Why.NO_SHARED, math.nan, math.nan
         elif unchanged[k]:
-            verdict, reason, d, ci_lo, ci_hi = "unchanged", "the same score on every shared task", 0.0, 0.0, 0.0
-        elif onehot is not None and clusters_shared[k] < fewest:
-            reason = f"too few shared clusters ({int(clusters_shared[k])} < {fewest}): " + (
-                f"no cluster sign-flip test can reach alpha = {alpha:g}"
-                if two_sided
-                else f"the comparison asks for as many as a two-sided cluster sign-flip test needs at {alpha:g}"
-            )
-        elif shared_k < fewest:
-            reason = f"too few shared tasks ({shared_k} < {fewest})"
+            verdict, why, d, ci_lo, ci_hi = "unchanged", Why.UNCHANGED, 0.0, 0.0, 0.0
+        elif (onehot is not None and clusters_shared[k] < fewest) or shared_k < fewest:
+            why = Why.TOO_FEW
         elif not (ci_lo > TIE_ABS_TOL if tie_free[k] > 0 else ci_hi < -TIE_ABS_TOL):
             # The interval must exclude 0 on the side the mean (and a one-sided p) points to.
-            reason = "CI includes 0"
+            why = Why.CI_INCLUDES_0
         elif not adj_k <= alpha:
-            words = TEST_WORDS[int(method[k])] if onehot is None else f"cluster {TEST_WORDS[int(method[k])]}"
-            words = words if two_sided else f"one-sided {words}"
-            reason = f"{'Holm-adjusted one-sided' if member[k] and not two_sided else words} p = {p_text(adj_k, alpha)}"
+            why = Why.TEST
         elif ci_lo > TIE_ABS_TOL:
-            verdict, reason = "improved", None
+            verdict = "improved"
         else:
-            verdict, reason = ("regressed" if ci_hi < -tolerance else "within tolerance"), None
+            verdict = "regressed" if ci_hi < -tolerance else "within tolerance"
+        reason: Reason | None = None
+        if why is not None:
+            # Too few clusters is said in clusters; any other reason in tasks (clusters never outnumber tasks).
+            few_clusters = why is Why.TOO_FEW and onehot is not None and clusters_shared[k] < fewest
+            reason = Reason(
+                why,
+                float(alpha),
+                units=int(clusters_shared[k]) if few_clusters else shared_k,
+                fewest=fewest,
+                clustered=few_clusters if why is Why.TOO_FEW else onehot is not None,
+                one_sided=not two_sided,
+                test=int(method[k]),
+                p=adj_k,
+                holm=bool(member[k]) and not two_sided,
+            )
         row_shared = shared[k]
         cats = pc[k, row_shared]
         sums = np.bincount(cats, weights=raw[k, row_shared], minlength=len(categories))

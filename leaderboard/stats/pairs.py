@@ -13,7 +13,7 @@ from typing import Any, overload
 import numpy as np
 from numpy.typing import NDArray
 
-from ..records import PairwiseDiff
+from ..records import PairwiseDiff, Reason, Why
 from .bootstrap import BootstrapEngine
 from .clustering import cr2, t_interval
 from .design import Design
@@ -27,12 +27,12 @@ from .family import (
 )
 from .matrix import ScoreMatrix, row_sums
 from .resampling import FloatArray, percentile_interval
-from .significance import METHOD_NAMES, min_tasks, p_text, sign_flip_test
+from .significance import METHOD_NAMES, min_tasks, sign_flip_test
 from .ties import TIE_ABS_TOL, TIE_REL_TOL, tie_key, tie_tolerance
 from .weights import kish
 
-# Why a pair is not significant (PairTable.reason); 0 when it is.
-SIGNIFICANT, NO_SHARED, TOO_FEW, CI_INCLUDES_0, TEST_NOT_SIGNIFICANT = range(5)
+# The reason column's code of a significant pair; any other is a records.Why.
+SIGNIFICANT = 0
 
 
 class PairTable(Sequence[PairwiseDiff]):
@@ -109,32 +109,37 @@ class PairTable(Sequence[PairwiseDiff]):
         m = len(self.ranked_ids)
         return i * m - i * (i + 1) // 2 + (j - i - 1)
 
-    def reason(self, p: int) -> str | None:
-        return self.reasons(p, p + 1)[0]
+    def why(self, p: int) -> Reason | None:
+        """Why pair ``p`` is not significant (None when it is)."""
+        distinct, index = self.reasons(p, p + 1)
+        return distinct[index[0]]
 
-    def reasons(self, start: int, stop: int) -> list[str | None]:
-        """Why each pair in ``start:stop`` is not significant, in words (None for a significant one)."""
+    def reasons(self, start: int, stop: int) -> tuple[list[Reason | None], list[int]]:
+        """Why each pair in ``start:stop`` is not significant: (the distinct reasons, each pair's index into them).
+
+        There are few distinct reasons ("CI includes 0", one p for many pairs at the Monte Carlo floor):
+        each is made once, for the first pair that has it, rather than once per pair of millions. A
+        reason is a function of the columns keyed below; floats by their bits (NaN is not equal to itself).
+        """
+        units = self.n_clusters if self.clustered else self.n_shared
+        columns = (self.reason_code, units, self.method, self.p_adjusted.view(np.int64), self.member)
+        keys = zip(*(c[start:stop].tolist() for c in columns), strict=True)
+        first: dict[tuple[int, ...], int] = {}
+        at = [first.setdefault(key, k) for k, key in enumerate(keys)]  # each pair's first pair alike
+        slot = {k: i for i, k in enumerate(first.values())}
         fewest = min_tasks(self.alpha)
-        fixed: dict[int, str | None] = {SIGNIFICANT: None, NO_SHARED: "no shared tasks", CI_INCLUDES_0: "CI includes 0"}
-        out: list[str | None] = []
-        codes = self.reason_code[start:stop].tolist()
-        for k, code in enumerate(codes):
-            if code in fixed:
-                out.append(fixed[code])
-            elif code == TOO_FEW and self.clustered:
-                out.append(
-                    f"too few shared clusters ({int(self.n_clusters[start + k])} < {fewest}): "
-                    f"no cluster sign-flip test can reach alpha = {self.alpha:g}"
+        distinct: list[Reason | None] = []
+        for (code, n, method, _, member), k in first.items():
+            p = float(self.p_adjusted[start + k])
+            holm = self.correction == "holm" and bool(member)
+            distinct.append(
+                None
+                if code == SIGNIFICANT
+                else Reason(
+                    Why(code), self.alpha, units=n, fewest=fewest, clustered=self.clustered, test=method, p=p, holm=holm
                 )
-            elif code == TOO_FEW:
-                out.append(f"too few shared tasks ({int(self.n_shared[start + k])} < {fewest})")
-            else:
-                adjusted = self.correction == "holm" and bool(self.member[start + k])
-                test = "Holm-adjusted" if adjusted else TEST_WORDS[int(self.method[start + k])]
-                if self.clustered and not adjusted:
-                    test = f"cluster {test}"
-                out.append(f"{test} p = {p_text(float(self.p_adjusted[start + k]), self.alpha)}")
-        return out
+            )
+        return distinct, [slot[k] for k in at]
 
     def _item(self, p: int) -> PairwiseDiff:
         needed = int(self.tasks_needed[p])
@@ -149,7 +154,7 @@ class PairTable(Sequence[PairwiseDiff]):
             p_value=float(self.p_value[p]),
             p_adjusted=float(self.p_adjusted[p]),
             test=METHOD_NAMES[int(self.method[p])],
-            reason=self.reason(p),
+            reason=self.why(p),
             tasks_needed=needed if needed >= 0 else None,
             n_clusters=int(self.n_clusters[p]) if self.clustered else None,
             clusters_needed=int(self.clusters_needed[p]) if self.clustered and self.clusters_needed[p] >= 0 else None,
@@ -180,8 +185,6 @@ class PairTable(Sequence[PairwiseDiff]):
     def __repr__(self) -> str:
         return f"PairTable({len(self)} pairs, {int(self.significant.sum())} significant)"
 
-
-TEST_WORDS = ("no test", "exact test", "exact McNemar test", "Monte Carlo test", "normal-approximation test")
 
 # Values per pair chunk (~32 MiB of float64): a chunk's resampled differences and its
 # per-task differences; memory stays bounded whatever the number of pairs.
@@ -351,7 +354,7 @@ def pair_table(
         excludes_0 = (ci_lo > TIE_ABS_TOL) | (ci_hi < -TIE_ABS_TOL)
         reason = np.select(
             [~some, units < min_tasks(alpha), ~excludes_0, ~(adjusted <= alpha)],
-            [NO_SHARED, TOO_FEW, CI_INCLUDES_0, TEST_NOT_SIGNIFICANT],
+            [Why.NO_SHARED, Why.TOO_FEW, Why.CI_INCLUDES_0, Why.TEST],
             SIGNIFICANT,
         )
     cols["reason"] = reason.astype(np.int8)
