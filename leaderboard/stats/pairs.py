@@ -7,7 +7,6 @@ million pairs, and a :class:`~leaderboard.records.PairwiseDiff` is made only whe
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any, overload
 
 import numpy as np
@@ -15,24 +14,17 @@ from numpy.typing import NDArray
 
 from ..records import PairwiseDiff, Reason, Why
 from .bootstrap import BootstrapEngine
-from .clustering import cr2, t_interval
 from .design import Design
-from .family import (
-    Correction,
-    adjust,
-    family_members,
-    refine_monte_carlo,
-    step_levels,
-    tasks_needed_at,
-)
+from .family import Correction, family_members
 from .matrix import ScoreMatrix, row_sums
+from .paired import DECIDED, cluster_figures, decide, differences, excludes_zero, needed, reason_codes, sign_flip
 from .resampling import FloatArray, percentile_interval
-from .significance import METHOD_NAMES, min_tasks, sign_flip_test
-from .ties import TIE_ABS_TOL, TIE_REL_TOL, tie_key, tie_tolerance
+from .significance import METHOD_NAMES, min_tasks
+from .ties import TIE_ABS_TOL, TIE_REL_TOL, tie_key
 from .weights import kish
 
 # The reason column's code of a significant pair; any other is a records.Why.
-SIGNIFICANT = 0
+SIGNIFICANT = DECIDED
 
 
 class PairTable(Sequence[PairwiseDiff]):
@@ -54,7 +46,7 @@ class PairTable(Sequence[PairwiseDiff]):
         clustered: bool = False,
     ) -> None:
         self.ranked_ids = tuple(ranked_ids)
-        self.clustered = clustered  # decisions flip clusters, not tasks (issue 15)
+        self.clustered = clustered  # cluster-by on: decisions flip clusters, not tasks
         self.alpha = alpha
         self.correction = correction
         self.a: NDArray[np.int32] = columns["a"]  # ranking positions, 0-based
@@ -267,21 +259,10 @@ def pair_table(
     for start in range(0, n_pairs, step):
         stop = min(n_pairs, start + step)
         a, b = ranked[pos_a[start:stop]], ranked[pos_b[start:stop]]
-        shared = present[a] & present[b]
+        d = differences(scores, present, a, b)
+        shared, raw, diffs = d.shared, d.raw, d.tied
         n = shared.sum(axis=1)
         cols["n_shared"][start:stop] = n
-        raw = np.where(shared, scores[a] - scores[b], 0.0)
-        # Near-equal scores are equal (the one tie rule): such a task is no difference at all.
-        # Scores are on [0, 1], so the tolerance is at most 1e-9: only tiny differences need the test.
-        diffs = raw
-        tiny = np.flatnonzero((np.abs(raw) <= TIE_REL_TOL) & (raw != 0))
-        if tiny.size:
-            at_pair, at_task = np.unravel_index(tiny, raw.shape)
-            sa, sb = scores[a[at_pair], at_task], scores[b[at_pair], at_task]
-            tol = tie_tolerance(sa, sb)
-            diffs = raw.copy()
-            near = raw[at_pair, at_task]
-            diffs[at_pair, at_task] = np.where(np.abs(near) <= tol, 0.0, near)
         if tw is not None:
             # Weighted: the mean is sum w d / sum w, the test flips w x d, tasks needed counts Kish's n.
             wmask = np.where(shared, tw[None, :], 0.0)
@@ -319,21 +300,16 @@ def pair_table(
                 sizes[other] = onehot.sums(shared[other].astype(np.float64) if tw is None else wmask[other])
                 cluster_raw[other] = onehot.sums(raw[other] if tw is None else raw[other] * tw)
                 cluster_tied[other] = onehot.sums(flipped[other])
-            moments = cr2(cluster_raw, sizes)
-            moments = replace(moments, mean=mean_raw)
-            ci_lo, ci_hi = t_interval(moments, alpha)
-            cols["ci_lo"][start:stop], cols["ci_hi"][start:stop] = ci_lo, ci_hi
-            cols["n_clusters"][start:stop] = moments.clusters
-            tied_moments = replace(moments, variance=cr2(cluster_tied, sizes).variance)
-            # Clusters needed are sized at the level in force once the family is known (the end of this
-            # function): C* = z^2 V C / d^2 is tasks_needed's n* with V C in the place of s_d^2.
-            cols["cluster_sd"][start:stop] = np.sqrt(tied_moments.variance * tied_moments.clusters)
+            figures = cluster_figures(cluster_raw, cluster_tied, sizes, alpha, mean=mean_raw)
+            cols["ci_lo"][start:stop], cols["ci_hi"][start:stop] = figures.ci_lo, figures.ci_hi
+            cols["n_clusters"][start:stop] = figures.clusters
+            cols["cluster_sd"][start:stop] = figures.sd
             tested_rows = cluster_tied
         else:
             tested_rows = flipped
-        p, method = sign_flip_test(tested_rows, engine.seed)
-        if correction != "none":
-            p = refine_monte_carlo(tested_rows, p, method, alpha, tested, engine.seed)
+        p, method = sign_flip(
+            tested_rows, engine.seed, refine_alpha=alpha if correction != "none" else None, family_bound=tested
+        )
         cols["nonzero"][start:stop] = np.count_nonzero(tested_rows, axis=1)
         some = n > 0
         cols["mean_diff"][start:stop] = np.where(some, mean_raw, np.nan)
@@ -343,33 +319,25 @@ def pair_table(
     none = cols["n_shared"] == 0
     cols["ci_lo"][none] = np.nan
     cols["ci_hi"][none] = np.nan
-    n_shared, p_value = cols["n_shared"], cols["p_value"]
-    some = n_shared > 0
-    member = some & family_members(cols.pop("nonzero"), alpha)
-    adjusted = adjust(p_value, member, correction)
-    cols["p_adjusted"], cols["member"] = adjusted, member
-    ci_lo, ci_hi = cols["ci_lo"], cols["ci_hi"]
+    n_shared = cols["n_shared"]
+    member = (n_shared > 0) & family_members(cols.pop("nonzero"), alpha)
+    decisions = decide(cols["p_value"], member, alpha, correction)
+    cols["p_adjusted"], cols["member"] = decisions.adjusted, member
     units = cols["n_clusters"] if clustered else n_shared
-    with np.errstate(invalid="ignore"):
-        excludes_0 = (ci_lo > TIE_ABS_TOL) | (ci_hi < -TIE_ABS_TOL)
-        reason = np.select(
-            [~some, units < min_tasks(alpha), ~excludes_0, ~(adjusted <= alpha)],
-            [Why.NO_SHARED, Why.TOO_FEW, Why.CI_INCLUDES_0, Why.TEST],
-            SIGNIFICANT,
-        )
-    cols["reason"] = reason.astype(np.int8)
+    excludes_0 = excludes_zero(cols["ci_lo"], cols["ci_hi"])
+    cols["reason"] = reason_codes(n_shared, units, excludes_0, decisions.adjusted, alpha)
     tie_free_mean = np.where(np.abs(cols["mean_diff"]) <= TIE_ABS_TOL, 0.0, cols["mean_diff"])
-    levels = step_levels(adjusted, member, alpha, correction)
-    if clustered:
-        # Clusters needed, in tasks: that many clusters of the pair's observed mean size.
-        cols["clusters_needed"] = tasks_needed_at(np.nan_to_num(tie_free_mean), cols["cluster_sd"], levels)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            size = n_shared / np.maximum(cols["n_clusters"], 1)
-        needed = cols["clusters_needed"]
-        cols["tasks_needed"] = np.where(needed >= 0, np.ceil(needed * size), -1).astype(np.int64)
-    else:
+    cluster_sd = cols["cluster_sd"] if clustered else None
+    cols["tasks_needed"], cols["clusters_needed"] = needed(
+        tie_free_mean,
+        cols["sd"],
+        decisions.levels,
+        cluster_sd=cluster_sd,
+        n_shared=n_shared,
+        clusters=cols["n_clusters"],
+    )
+    if not clustered:
         cols.pop("cluster_sd")
-        cols["tasks_needed"] = tasks_needed_at(np.nan_to_num(tie_free_mean), cols["sd"], levels)
     return PairTable([matrix.model_ids[m] for m in order], cols, alpha, correction, clustered=clustered)
 
 
