@@ -174,7 +174,7 @@ def rule_text(comparison: Comparison, *, extended: bool = False) -> str:
             "another weight in the baseline: this run's weights are used."
         )
     if clustered:
-        # Issue 15: the same rule with clusters as the unit.
+        # With cluster-by on: the same rule with clusters as the unit.
         return (
             f"<sub>Δ = this run − baseline, the mean over the tasks the model ran in both; {confidence} CR2 "
             f"cluster-robust CI over {comparison.clusters:,} clusters (by {comparison.cluster_by}), ends rounded "
@@ -362,7 +362,7 @@ def comparison_dict(comparison: Comparison) -> dict[str, object]:
             "level": comparison.level,
             "min_shared_for_significance": min_tasks(comparison.alpha),
         },
-        # Issue 15: the comparison's unit and weights (the leaderboard's).
+        # The comparison's unit and weights (the leaderboard's).
         "clustering": {
             "cluster_by": comparison.cluster_by,
             "clusters": comparison.clusters,

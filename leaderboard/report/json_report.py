@@ -37,7 +37,7 @@ class CompactRows(list[tuple[object, ...]]):
 
     Indenting hundreds of thousands of rows one value a line takes seconds (``json`` indents in
     Python); these are encoded in one call of the C encoder and cut into lines between rows (the
-    issue-16 task changes).
+    task changes).
     """
 
 
@@ -193,7 +193,7 @@ def report_dict(
 
 
 def _clustering(board: Leaderboard) -> dict[str, object] | None:
-    """What the statistics treated as units (issue 15); None without clustering."""
+    """What the statistics treated as units (cluster-by); None without clustering."""
     c = board.clustering
     if c is None:
         return None
@@ -258,7 +258,7 @@ def _pair_lines(board: Leaderboard, start: int, stop: int) -> list[str]:
         _numbers(c[start:stop]) for c in (t.mean_diff, t.ci_lo, t.ci_hi, t.p_value, t.p_adjusted)
     )
     reasons = _reasons(board, start, stop)
-    # Clustered (issue 15): the pair's shared clusters and the clusters needed, after the other fields.
+    # With cluster-by on: the pair's shared clusters and the clusters needed, after the other fields.
     extra = [""] * (stop - start)
     if t.clustered:
         clusters = t.n_clusters[start:stop].tolist()

@@ -1,4 +1,4 @@
-"""The specification's API (``leaderboard-aggregation.md``): rows, pairs and the two bootstrap intervals.
+"""The specification's API: rows, pairs and the two bootstrap intervals (README, "The statistics").
 
 The analysis itself is :func:`~leaderboard.stats.analysis.analyse`; the names the package's
 callers have always imported from here are re-exported.

@@ -1,8 +1,7 @@
 """One analysis of a suite: ranked rows and every pair, with the parameters that produced them.
 
-Means with their intervals, win rates, category means and paired differences as the
-specification (``leaderboard-aggregation.md``, with its stated limitations fixed) and the
-README's "The statistics" section describe them.
+Means with their intervals, win rates, category means and paired differences as the README's
+"The statistics" section describes them.
 """
 
 from __future__ import annotations
@@ -43,7 +42,7 @@ class Leaderboard:
     all_tied_tasks: int = 0
     pairs_computed: bool = True
     category_tasks: Mapping[str, int] = field(default_factory=dict)  # distinct tasks in each category
-    # Issue 15: what the statistics resampled or flipped, and how task weights were treated.
+    # What the statistics resampled or flipped (cluster-by), and how task weights were treated.
     clustering: Clusters | None = None
     design: DesignEffect | None = None  # the categories' design effect, when clustering is off
     task_weights: TaskWeights = "ignore"
