@@ -71,8 +71,10 @@ class BootstrapEngine:
         self.weight = weight  # each task's weight when applied: resampled means are weighted means
         self._encoded = encode_ids(matrix.task_ids)
         self.filled = np.where(matrix.present, matrix.scores, 0.0)
-        self._sets = list(_task_sets(matrix.present).values())
-        self.task_sets = self._sets  # models grouped by the exact set of tasks they have
+        self.task_sets = list(_task_sets(matrix.present).values())  # models grouped by the exact tasks they have
+        self.task_set_of = np.empty(len(matrix.model_ids), dtype=np.int64)  # each model's group in task_sets
+        for g, members in enumerate(self.task_sets):
+            self.task_set_of[members] = g
         self.shared_counts: NDArray[np.int64] = _shared_counts(matrix.present)
 
     def exact(self, rows: Sequence[int], columns: NDArray[np.intp]) -> FloatArray:
@@ -123,7 +125,7 @@ class BootstrapEngine:
         matrix = self.matrix
         theta = np.empty((len(matrix.model_ids), self.b))
         large: list[int] = []
-        for members in self._sets:
+        for members in self.task_sets:
             columns = np.flatnonzero(matrix.present[members[0]])
             if columns.size <= EXACT_LIMIT:
                 theta[members] = self.exact(members, columns)
@@ -153,10 +155,7 @@ class BootstrapEngine:
             return np.full((0, self.b), np.nan)
         a_idx = np.array([a for a, _ in listed])
         b_idx = np.array([b for _, b in listed])
-        group = np.empty(len(self.matrix.model_ids), dtype=np.int64)
-        for g, members in enumerate(self._sets):
-            group[members] = g
-        same = group[a_idx] == group[b_idx]
+        same = self.task_set_of[a_idx] == self.task_set_of[b_idx]
         if same.all():
             # Every model ran the same tasks (the common case): the chunk in two passes over memory, not five.
             out = np.take(theta, a_idx, axis=0)

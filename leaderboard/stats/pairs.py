@@ -241,9 +241,6 @@ def pair_table(
     if onehot is not None:
         weighted = np.where(present, tw[None, :] if tw is not None else 1.0, 0.0)
         model_sums, model_sizes = onehot.sums(scores * weighted), onehot.sums(weighted)
-        group = np.empty(len(matrix.model_ids), dtype=np.int64)
-        for g, members in enumerate(engine.task_sets):
-            group[members] = g
     # Two passes, each in chunks sized for its own arrays: the resampled differences are
     # (pairs, B), the per-task differences (pairs, tasks). A Poisson draw serves a whole
     # chunk, so the fewer chunks the bootstrap pass takes, the fewer weight matrices are made.
@@ -287,7 +284,7 @@ def pair_table(
             # The cluster sign-flip test: each cluster's summed (weighted) difference keeps or flips its sign.
             # Two models with one task set: the difference of their own cluster sums (computed once per
             # model, a function of the two models alone); otherwise the pair's own sums.
-            own = group[a] == group[b]
+            own = engine.task_set_of[a] == engine.task_set_of[b]
             sizes = np.empty((stop - start, onehot.count))
             cluster_raw = np.empty_like(sizes)
             cluster_tied = np.empty_like(sizes)
