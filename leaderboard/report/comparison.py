@@ -21,11 +21,11 @@ import math
 from collections.abc import Callable, Sequence
 
 from ..stats.comparison import Comparison, ModelChange
-from ..stats.family import needed_words
-from ..stats.significance import min_tasks, p_text
+from ..stats.significance import min_tasks
 from ..validation import printable
 from .formatting import DASH, EXTENDED, count, detectable_dict, difference, labels, no_interval, signed
 from .markdown import md_code
+from .reasons import detectable_sentence, needed_words, p_text, reason_text
 
 TITLE = "Compared with the base branch"
 QUIET_ROWS = 30  # rows with no detectable change shown in the comment (every change is shown)
@@ -86,7 +86,8 @@ def verdict_text(change: ModelChange, tolerance: float) -> str:
     if change.verdict == "no detectable change":
         if change.n_shared == 0:
             return "➖ not compared: no shared tasks"
-        return f"{MARKS[change.verdict]} ({change.reason}){_needed(change)}"
+        reason = reason_text(change.reason) if change.reason else None
+        return f"{MARKS[change.verdict]} ({reason}){_needed(change)}"
     if change.verdict == "within tolerance":
         return f"{MARKS[change.verdict]} ({tolerance:g})"
     return MARKS[change.verdict]
@@ -163,7 +164,7 @@ def rule_text(comparison: Comparison, *, extended: bool = False) -> str:
         )
     else:
         test = f"the {name} gives p ≤ {comparison.alpha:g} (two-sided, each model on its own: per-model claims)"
-    power = f" {comparison.detectable.sentence('change')}" if comparison.detectable is not None else ""
+    power = f" {detectable_sentence(comparison.detectable, 'change')}" if comparison.detectable is not None else ""
     if comparison.relabelled:
         power += (
             f" {_count(comparison.relabelled)} shared task{'s are' if comparison.relabelled != 1 else ' is'} in "
@@ -176,7 +177,7 @@ def rule_text(comparison: Comparison, *, extended: bool = False) -> str:
             "another weight in the baseline: this run's weights are used."
         )
     if clustered:
-        # Issue 15: the same rule with clusters as the unit.
+        # With cluster-by on: the same rule with clusters as the unit.
         return (
             f"<sub>Δ = this run − baseline, the mean over the tasks the model ran in both; {confidence} CR2 "
             f"cluster-robust CI over {comparison.clusters:,} clusters (by {comparison.cluster_by}), ends rounded "
@@ -366,7 +367,7 @@ def comparison_dict(comparison: Comparison) -> dict[str, object]:
             "level": comparison.level,
             "min_shared_for_significance": min_tasks(comparison.alpha),
         },
-        # Issue 15: the comparison's unit and weights (the leaderboard's).
+        # The comparison's unit and weights (the leaderboard's).
         "clustering": {
             "cluster_by": comparison.cluster_by,
             "clusters": comparison.clusters,
@@ -404,7 +405,7 @@ def comparison_dict(comparison: Comparison) -> dict[str, object]:
                 "p_value": _number(m.p_value),
                 "p_adjusted": _number(m.p_adjusted),
                 "test": m.test,
-                "reason": m.reason,
+                "reason": reason_text(m.reason) if m.reason else None,
                 "tasks_needed": m.tasks_needed,
                 "base_mean_all": m.base_mean_all,
                 "pr_mean_all": m.pr_mean_all,

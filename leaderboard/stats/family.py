@@ -67,10 +67,8 @@ DEFAULT_CORRECTION: Correction = "holm"
 METHOD_WORDS = {"holm": "Holm's step-down", "none": "none (each pair at alpha)"}
 
 POWER = 0.8
-# A spread at or below the tie tolerance (aggregation.TIE_ABS_TOL) is rounding noise of equal scores.
+# A spread at or below the tie tolerance (ties.TIE_ABS_TOL) is rounding noise of equal scores.
 NO_SPREAD = 1e-12
-# Effective degrees of freedom below which clustered figures and intervals are flagged as unreliable.
-FEW_DF = 10.0
 # Patterns held at once by the second Monte Carlo draw (~32 MiB of float64 sign patterns).
 _PATTERN_ELEMENTS = 1 << 22
 # The most patterns the second draw takes: a floor of 1e-6, alpha / m at 50,000 pairs at 0.05.
@@ -229,28 +227,6 @@ class Detectable:
     def reachable(self) -> bool:
         return self.n_shared >= self.fewest
 
-    def sentence(self, what: str = "difference") -> str:
-        if self.unit == "cluster" and self.reachable and not self.df >= FEW_DF:
-            # The figure is a normal approximation; at a handful of effective df the t quantiles of the
-            # intervals and the few sign patterns of the test leave much larger differences unresolved.
-            return (
-                f"With {self.n_shared:,} shared clusters and effective df as low as {self.df:.3g}, no "
-                f"normal-approximation figure of the {what} this suite detects holds."
-            )
-        sides = "" if self.two_sided else " one-sided"
-        if not self.reachable:
-            return (
-                f"With {self.n_shared:,} shared {self.unit}s this suite cannot detect a {what} of any size at this "
-                f"level ({self.level:.3g}{sides}): a sign-flip test needs at least {self.fewest:,} {self.unit}s "
-                "to reach it."
-            )
-        spread = "per-task differences" if self.unit == "task" else "the differences' cluster means"
-        return (
-            f"With {self.n_shared:,} shared {self.unit}s this suite detects a {what} of about "
-            f"±{self.difference:.3g} with {self.power:.0%} power at this level ({self.level:.3g}{sides}; paired, "
-            f"from the median spread {self.sd:.3g} of {spread})."
-        )
-
 
 def detectable(
     n_shared: IntArray,
@@ -287,20 +263,3 @@ def fewest_at(level: float, *, two_sided: bool = True) -> int:
     """The fewest non-zero differences whose sign-flip test can reach ``level`` (its smallest p is 2 / 2^k,
     one-sided 1 / 2^k)."""
     return max(1, math.ceil(math.log2(2.0 / (level * (1.0 if two_sided else 2.0))) - 1e-12))
-
-
-def needed_words(needed: int | None, n_shared: int, what: str = "tell", *, short: bool = False) -> str | None:
-    """ "about N tasks would <what>" ("~N tasks would <what>" when ``short``), or None with no estimate.
-
-    An estimate at or below the tasks already shared is never printed: the pair is not separated
-    at that size, which the estimate (a normal approximation of average power) does not undo.
-    """
-    if needed is None:
-        return None
-    if needed <= n_shared:
-        if short:
-            return f"{n_shared:,} shared tasks not enough"
-        return f"its {n_shared:,} shared tasks are not enough at this level"
-    if needed > 10**9:
-        return f"more than a billion tasks would {what}"
-    return f"{'~' if short else 'about '}{needed:,} tasks would {what}"

@@ -63,20 +63,6 @@ def min_tasks(alpha: float) -> int:
     return max(1, math.ceil(math.log2(2.0 / alpha) - 1e-12))
 
 
-def p_text(p: float, alpha: float) -> str:
-    """p to 3 significant digits, more where that would print it on the other side of ``alpha``.
-
-    A reason reads "p = 0.05" beside "not significant" when p is 0.05004: the words would contradict
-    the decision they explain.
-    """
-    digits = 3
-    text = f"{p:.{digits}g}"
-    while math.isfinite(p) and (float(text) <= alpha) != (p <= alpha) and digits < 17:
-        digits += 1
-        text = f"{p:.{digits}g}"
-    return text
-
-
 def quantised(values: FloatArray) -> IntArray:
     """|values| on the QUANTUM grid; a non-zero value never rounds to 0."""
     q = np.rint(np.abs(values) / QUANTUM).astype(np.int64)
