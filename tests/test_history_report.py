@@ -18,6 +18,7 @@ from leaderboard.report.history import (
     chart_text,
     flaky_count_sentence,
     flaky_mark,
+    flaky_tasks_output,
     history_dict,
     no_history_line,
     noise_words,
@@ -291,6 +292,15 @@ def test_the_json_section_holds_the_runs_the_series_and_the_flaky_tasks() -> Non
         "mean_change": pytest.approx(0.015),
         "flipped_on": ["m"],
     }
+
+
+def test_the_flaky_tasks_output_is_capped_highest_rate_first() -> None:
+    table = {"t0": [0.0, 1.0, 0.0], "t1": [1.0, 1.0, 0.0], "t2": [1.0, 1.0, 1.0]}  # rates 1, 1/2, 0
+    runs = [run_scores(str(r), None, [EvalRun("m", t, "acc", v[r]) for t, v in table.items()]) for r in range(3)]
+    h = summarise(runs, runs[-1])
+    assert json.loads(flaky_tasks_output(h)) == {"t0": 1.0, "t1": 0.5}
+    assert list(json.loads(flaky_tasks_output(h, limit=1))) == ["t0"]
+    assert flaky_tasks_output(None) == "{}"
 
 
 def test_the_json_section_without_history_still_says_why() -> None:

@@ -11,6 +11,7 @@ entity code or markup.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -56,6 +57,8 @@ PALETTE = (
 MAX_CHART_LINES = len(PALETTE)
 TOP_CHARTED = 3  # the top models of the ranking always charted (when they have every run)
 CHART_LABEL_WIDTH = 40
+# Flaky tasks in the ``flaky-tasks`` output, highest rate first (the JSON report has all of them).
+MAX_FLAKY_OUTPUT = 100
 
 SKIP_WORDS = {
     EXPIRED: "expired",
@@ -336,6 +339,12 @@ def partial_history_line(coverage: Coverage, branch: str) -> str | None:
     if coverage.found < coverage.wanted:
         text += f" (only {coverage.found:,} of the {coverage.wanted:,} asked for exist)"
     return text + "."
+
+
+def flaky_tasks_output(history: History | None, limit: int = MAX_FLAKY_OUTPUT) -> str:
+    """The ``flaky-tasks`` output: a JSON object of task id → flip rate, highest rate first, at most ``limit``."""
+    flaky = history.flaky[:limit] if history is not None else ()
+    return json.dumps({f.task_id: f.rate for f in flaky}, ensure_ascii=False)
 
 
 def history_dict(history: History | None, coverage: Coverage) -> dict[str, object]:
