@@ -7,16 +7,17 @@ input: a run that cannot be read is skipped, counted by reason (:class:`~leaderb
 and its problems returned, each naming the run, so the CLI can annotate them and go on with the rest.
 
 Bounded: at most ``limit`` runs (the newest, i.e. the last given; the older ones are counted as over the
-limit), at most ``MAX_RUN_FILES`` files a directory, and ``max_bytes`` over all runs (a run that would pass
-it is skipped, and so is every older one: the newest runs are read first). Each run is reduced to its score
-matrix as soon as it is read (:func:`~leaderboard.stats.history.run_scores`), so the records of one run
-at a time are held.
+limit), at most ``MAX_RUN_FILES`` files a directory, ``max_bytes`` over all runs (a run that would pass
+it is skipped, and so is every older one: the newest runs are read first), and optionally ``max_seconds``.
+Each run is reduced to its score matrix as soon as it is read (:func:`~leaderboard.stats.history.run_scores`),
+so the records of one run at a time are held.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,7 @@ from .stats.history import (
     MISSING,
     OVER_BUDGET,
     OVER_LIMIT,
+    TIMED_OUT,
     Coverage,
     RunScores,
     coverage_of,
@@ -91,7 +93,7 @@ def _run_files(path: Path) -> tuple[list[Path], int, str | None]:
 def _name(path: Path) -> str:
     """The commit a run describes: a directory's name, a file's name without its extension."""
     resolved = path.name or path.resolve().name
-    return Path(resolved).stem if path.is_file() else resolved
+    return resolved if path.is_dir() else Path(resolved).stem
 
 
 def read_history(
@@ -100,8 +102,12 @@ def read_history(
     limit: int = DEFAULT_HISTORY_RUNS,
     max_bytes: int = MAX_HISTORY_BYTES,
     options: ReadOptions | None = None,
+    max_seconds: float | None = None,
 ) -> HistoryRead:
-    """Read the earlier runs ``paths`` names (oldest first); never raises for what is in them."""
+    """Read the earlier runs ``paths`` names (oldest first); never raises for what is in them.
+
+    ``max_seconds``: no run starts being read after this long (the older runs left are counted as timed out).
+    """
     if not 0 <= limit <= MAX_HISTORY_RUNS:
         raise ValueError(f"limit must be between 0 and {MAX_HISTORY_RUNS}, got {limit}")
     given = [Path(p) for p in paths]
@@ -110,9 +116,16 @@ def read_history(
     problems: list[Problem] = []
     read: list[RunScores] = []
     budget = max_bytes
-    # Newest first, so that the byte budget keeps the runs nearest this one.
+    start = time.monotonic()
+    # Newest first, so that the byte and time budgets keep the runs nearest this one.
     for path in reversed(kept):
         commit = _name(path)
+        if max_seconds is not None and time.monotonic() - start >= max_seconds:
+            skipped[TIMED_OUT] = skipped.get(TIMED_OUT, 0) + 1
+            problems.append(
+                Problem(f"history run {commit!r} skipped: not read within {max_seconds:g} s", path.as_posix())
+            )
+            continue
         files, size, why = _run_files(path)
         if why is not None:
             reason = MISSING if not path.exists() else INVALID

@@ -37,6 +37,7 @@ from leaderboard.stats.history import (
     MISSING,
     OVER_BUDGET,
     OVER_LIMIT,
+    TIMED_OUT,
     FlakyTask,
     History,
     Noise,
@@ -372,3 +373,18 @@ def test_the_byte_budget_keeps_the_newest_runs(tmp_path: Path) -> None:
     assert [r.commit for r in read.runs] == ["r1", "r2"]
     assert read.coverage.skipped == ((OVER_BUDGET, 1),)
     assert "more than the 0 left" in read.problems[0].message
+
+
+def test_no_run_starts_after_the_time_budget(tmp_path: Path) -> None:
+    paths = [write(tmp_path / f"r{k}.jsonl", "m", [0.5]) for k in range(2)]
+    read = read_history(paths, max_seconds=0.0)
+    assert read.runs == () and read.coverage.skipped == ((TIMED_OUT, 2),)
+    assert no_history_line(read.coverage, "main") == (
+        "No history: none of the 2 earlier runs on `main` could be read (2 not read in time)."
+    )
+
+
+def test_a_missing_run_is_named_like_a_file_run(tmp_path: Path) -> None:
+    read = read_history([tmp_path / "abc1234.jsonl"])
+    assert read.coverage.skipped == ((MISSING, 1),)
+    assert read.problems[0].message.startswith("history run 'abc1234' skipped: cannot be read")
