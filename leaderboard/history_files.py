@@ -26,6 +26,7 @@ from .archive import MAX_FILES
 from .formats import ReadOptions, Session
 from .limits import MAX_INPUT_BYTES
 from .loading import load_runs
+from .options import DEFAULT_HISTORY_RUNS
 from .stats.history import (
     INVALID,
     MAX_HISTORY_RUNS,
@@ -40,7 +41,6 @@ from .stats.history import (
 )
 from .validation import InvalidEvalRuns, Problem
 
-DEFAULT_HISTORY_RUNS = 10
 MAX_RUN_FILES = MAX_FILES  # files in one run's directory, as in one artifact
 # Bytes over all earlier runs together: four runs at the most one run may hold.
 MAX_HISTORY_BYTES = 4 * MAX_INPUT_BYTES

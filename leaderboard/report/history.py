@@ -34,7 +34,7 @@ from ..stats.history import (
     Series,
 )
 from .formatting import DASH, MINUS, decimals_for, shorten
-from .markdown import md_code, visible
+from .markdown import md_code, md_text, visible
 
 SPARKS = "▁▂▃▄▅▆▇█"
 GAP = "·"  # a run without the model
@@ -68,6 +68,11 @@ SKIP_WORDS = {
     OVER_LIMIT: "over the limit on runs",
     TIMED_OUT: "not read in time",
 }
+
+
+def where_text(branch: str | None, *, table: bool = False) -> str:
+    """Where the earlier runs ran: ``on `main``` (the base branch), or ``in the earlier runs`` (files given)."""
+    return f"on {md_code(branch, table=table)}" if branch is not None else "in the earlier runs"
 
 
 def pts(value: float) -> float:
@@ -184,7 +189,7 @@ def _names(ids: Sequence[str], limit: int = 5) -> str:
     return shown + (f" and {len(ids) - limit:,} more" if len(ids) > limit else "")
 
 
-def trend_chart(history: History, ranked: Sequence[str], changed: Iterable[str], *, branch: str) -> str:
+def trend_chart(history: History, ranked: Sequence[str], changed: Iterable[str], *, branch: str | None) -> str:
     """A Mermaid ``xychart-beta`` of each charted model's mean by run (in points), with its legend.
 
     ``ranked``: this run's model ids in rank order; ``changed``: the models the comparison found changed.
@@ -199,7 +204,8 @@ def trend_chart(history: History, ranked: Sequence[str], changed: Iterable[str],
     high = min(100.0, math.ceil(max(values)) + 1.0)
     palette = ", ".join(colour for _, colour in PALETTE[: len(charted)])
     axis = ", ".join(f'"{label}"' for label in _x_labels(history))
-    title = chart_text(f"Mean score by run on {branch} (pts)", 80)
+    on = f" on {branch}" if branch is not None else ""
+    title = chart_text(f"Mean score by run{on} (pts)", 80)
     body = [
         "```mermaid",
         f'%%{{init: {{"themeVariables": {{"xyChart": {{"plotColorPalette": "{palette}"}}}}}}}}%%',
@@ -243,17 +249,24 @@ def _pts_amount(value: float) -> str:
     return f"{pts(value):.3f}"
 
 
-def noise_words(noise: Noise | None, branch: str) -> str | None:
+def noise_words(noise: Noise | None, branch: str | None, *, table: bool = False) -> str | None:
     """``±0.8 pts run to run on `main``` beside a comparison's change; None without a measure of noise."""
     if noise is None:
         return None
-    where = md_code(branch, table=False)
+    where = where_text(branch, table=table)
     if noise.rms_change == 0.0:
-        return f"the same mean every run on {where}"
-    return f"±{_pts_amount(noise.rms_change)} pts run to run on {where}"
+        return f"the same mean every run {where}"
+    return f"±{_pts_amount(noise.rms_change)} pts run to run {where}"
 
 
-def outside_sentence(series: Series, branch: str) -> str | None:
+def noise_amount(noise: Noise | None) -> str:
+    """The noise alone, for a table's column: ``±0.8 pts``, ``none`` (the same mean every run), ``—`` unknown."""
+    if noise is None:
+        return DASH
+    return "none" if noise.rms_change == 0.0 else f"±{_pts_amount(noise.rms_change)} pts"
+
+
+def outside_sentence(series: Series, branch: str | None) -> str | None:
     """Says, for a model whose id did not change, that this run's mean is outside the range of its earlier runs."""
     out = series.outside
     if out is None:
@@ -263,7 +276,7 @@ def outside_sentence(series: Series, branch: str) -> str | None:
     chance = f"2 runs in {out.runs + 1}" if out.runs % 2 == 0 else f"1 run in {(out.runs + 1) // 2}"
     return (
         f"{md_code(series.model_id, table=False)} scores {mean} pts, {out.direction} the {low}–{high} of its "
-        f"last {out.runs} runs on {md_code(branch, table=False)} with the same id "
+        f"last {out.runs} runs {where_text(branch)} with the same id "
         f"(with nothing changed, {chance} would land outside that range)."
     )
 
@@ -282,58 +295,60 @@ def rate_text(rate: float) -> str:
     return f"{min(99, round(rate * 100))}%"
 
 
-def flaky_count_sentence(flaky: int, moved: int, branch: str) -> str:
+def flaky_count_sentence(flaky: int, moved: int, branch: str | None) -> str:
     """``4 of the 15 also flip on `main` with nothing changed`` (``flaky`` of the ``moved`` tasks)."""
-    where = md_code(branch, table=False)
+    where = where_text(branch)
     if moved == 1:
-        return f"it {'also flips' if flaky else 'does not flip'} on {where} with nothing changed"
+        return f"it {'also flips' if flaky else 'does not flip'} {where} with nothing changed"
     if flaky == 0:
-        return f"none of the {moved:,} flips on {where} with nothing changed"
+        return f"none of the {moved:,} flips {where} with nothing changed"
     verb = "flips" if flaky == 1 else "flip"
-    return f"{flaky:,} of the {moved:,} also {verb} on {where} with nothing changed"
+    return f"{flaky:,} of the {moved:,} also {verb} {where} with nothing changed"
 
 
-def flaky_legend(branch: str) -> str:
-    return f"{FLAKY_MARK} also flips on {md_code(branch, table=False)} with nothing changed (the same model id)"
+def flaky_legend(branch: str | None) -> str:
+    return f"{FLAKY_MARK} also flips {where_text(branch)} with nothing changed (the same model id)"
 
 
-def required_flaky_sentence(task: FlakyTask, branch: str) -> str:
+def required_flaky_sentence(task: FlakyTask, branch: str | None) -> str:
     """A required task that is flaky, said so."""
     return (
-        f"the required task {md_code(task.task_id, table=False)} is flaky: it flips on "
-        f"{md_code(branch, table=False)} with nothing changed ({task.flips:,} of {task.transitions:,} "
+        f"the required task {md_code(task.task_id, table=False)} is flaky: it flips "
+        f"{where_text(branch)} with nothing changed ({task.flips:,} of {task.transitions:,} "
         f"run-to-run comparisons, {rate_text(task.rate)})"
     )
 
 
-def no_history_line(coverage: Coverage, branch: str) -> str | None:
+def no_history_line(coverage: Coverage, branch: str | None) -> str | None:
     """The one line for no history at all, by reason; None when there is some (or history is off)."""
     reason = coverage.missing_reason
-    where = md_code(branch, table=False)
+    where = where_text(branch)
     if reason is None or reason == "off":
         return None
     if reason == "first-run":
-        return f"No history: no earlier run of this workflow on {where} to compare with yet."
+        return f"No history: no earlier run of this workflow {where} to compare with yet."
     if reason == "no-permission":
         return (
-            f"No history: the token may not read this workflow's runs on {where} "
+            f"No history: the token may not read this workflow's runs {where} "
             "(give the job `permissions: actions: read`)."
         )
+    if reason == "lookup-failed":
+        return f"No history: listing this workflow's earlier runs {where} failed ({md_text(coverage.failed or '')})."
     if reason == "all-expired":
-        return f"No history: the artifacts of all {coverage.found:,} earlier runs on {where} have expired."
-    return f"No history: none of the {coverage.found:,} earlier runs on {where} could be read ({_skips(coverage)})."
+        return f"No history: the artifacts of all {coverage.found:,} earlier runs {where} have expired."
+    return f"No history: none of the {coverage.found:,} earlier runs {where} could be read ({_skips(coverage)})."
 
 
 def _skips(coverage: Coverage) -> str:
     return ", ".join(f"{n:,} {SKIP_WORDS[reason]}" for reason, n in coverage.skipped) or "no reason given"
 
 
-def partial_history_line(coverage: Coverage, branch: str) -> str | None:
+def partial_history_line(coverage: Coverage, branch: str | None) -> str | None:
     """``History: read 8 of 10 earlier runs on `main`: 2 expired.``; None when every run found was read."""
     if coverage.read == 0 or (coverage.read >= coverage.found and coverage.found >= coverage.wanted):
         return None
-    where = md_code(branch, table=False)
-    text = f"History: read {coverage.read:,} of {coverage.found:,} earlier runs on {where}"
+    where = where_text(branch)
+    text = f"History: read {coverage.read:,} of {coverage.found:,} earlier runs {where}"
     if coverage.read < coverage.found:
         text += f": {_skips(coverage)}"
     if coverage.found < coverage.wanted:
@@ -356,6 +371,7 @@ def history_dict(history: History | None, coverage: Coverage) -> dict[str, objec
             "read": coverage.read,
             "skipped": dict(coverage.skipped),
             "no_history": coverage.missing_reason,
+            "lookup_failed": coverage.failed,
         },
         "min_noise_runs": MIN_NOISE_RUNS,
         "min_flaky_runs": MIN_FLAKY_RUNS,

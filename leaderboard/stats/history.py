@@ -72,7 +72,7 @@ EXPIRED, MISSING, INVALID, OVER_BUDGET, OVER_LIMIT, TIMED_OUT = (
 SKIP_REASONS = (EXPIRED, MISSING, INVALID, OVER_BUDGET, OVER_LIMIT, TIMED_OUT)
 
 # Why there is no history at all (None: there is some).
-NoHistory = Literal["off", "first-run", "no-permission", "all-expired", "none-read"]
+NoHistory = Literal["off", "first-run", "no-permission", "lookup-failed", "all-expired", "none-read"]
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,8 @@ class Coverage:
 
     ``wanted``: runs asked for; ``found``: earlier runs that exist (at most ``wanted``); ``read``: runs read;
     ``skipped``: (reason, count) for each reason in ``SKIP_REASONS`` order, counts above 0; ``denied``: the
-    token may not list runs or artifacts.
+    token may not list runs or artifacts; ``failed``: why listing the earlier runs failed otherwise (a rate
+    limit, an outage), None when it did not.
     """
 
     wanted: int
@@ -113,6 +114,7 @@ class Coverage:
     read: int
     skipped: tuple[tuple[str, int], ...] = ()
     denied: bool = False
+    failed: str | None = None
 
     @property
     def partial(self) -> bool:
@@ -127,6 +129,8 @@ class Coverage:
             return None
         if self.denied:
             return "no-permission"
+        if self.failed is not None:
+            return "lookup-failed"
         if self.found == 0:
             return "first-run"
         if dict(self.skipped).get(EXPIRED, 0) == self.found:
@@ -134,13 +138,25 @@ class Coverage:
         return "none-read"
 
 
-def coverage_of(wanted: int, found: int, read: int, skipped: dict[str, int], *, denied: bool = False) -> Coverage:
+def coverage_of(
+    wanted: int, found: int, read: int, skipped: dict[str, int], *, denied: bool = False, failed: str | None = None
+) -> Coverage:
     """A :class:`Coverage` with the skipped counts in their fixed order (no zero count kept)."""
     unknown = set(skipped) - set(SKIP_REASONS)
     if unknown:
         raise ValueError(f"unknown skip reasons: {', '.join(sorted(unknown))}")
     ordered = tuple((r, skipped[r]) for r in SKIP_REASONS if skipped.get(r, 0) > 0)
-    return Coverage(wanted, found, read, ordered, denied)
+    return Coverage(wanted, found, read, ordered, denied, failed)
+
+
+@dataclass(frozen=True)
+class Earlier:
+    """The earlier runs a reader loaded (oldest first), how much of what was asked for that is, and where
+    they ran: the base branch's name, or None for runs given as files (the CLI's ``--history``)."""
+
+    runs: tuple[RunScores, ...]
+    coverage: Coverage
+    branch: str | None = None
 
 
 @dataclass(frozen=True)
