@@ -317,16 +317,18 @@ class ArtifactLookup:
         assert isinstance(sha, str)
         return sha, []
 
-    def recent_runs(self, limit: int) -> tuple[str, list[_Run]]:
-        """The base branch and its newest ``limit`` successful runs of the workflow, newest first (one page).
+    def base_branch(self) -> str:
+        """The pull request's base branch (from the event, else ``GET /pulls/N``)."""
+        return self._pull().base_ref
+
+    def recent_runs(self, branch: str, limit: int) -> list[_Run]:
+        """The newest ``limit`` successful runs of the workflow on ``branch``, newest first (one page).
 
         The page asks for more than ``limit`` (at most 100, GitHub's largest): runs that are not the base
         branch's (a fork's, a pull request's) are dropped from it.
         """
-        workflow = self._workflow()
-        branch = self._pull().base_ref
         per_page = min(100, max(RUNS_PER_PAGE, 2 * limit))
-        return branch, self._runs(workflow, branch, None, per_page=per_page)[:limit]
+        return self._runs(self._workflow(), branch, None, per_page=per_page)[:limit]
 
     def _runs(
         self, workflow: str | int, branch: str, head_sha: str | None, *, per_page: int = RUNS_PER_PAGE

@@ -75,14 +75,16 @@ def _read(
     clock: Callable[[], float],
 ) -> HistoryLookup:
     wanted = settings.history
+    branch: str | None = None
     try:
         lookup = ArtifactLookup(settings, client, number, now, payload, clock)
         lookup.deadline = clock() + HISTORY_DEADLINE
-        branch, runs = lookup.recent_runs(wanted)
+        branch = lookup.base_branch()
+        runs = lookup.recent_runs(branch, wanted)
     except Missing as missing:
         reason = missing.outcome.reason
         coverage = coverage_of(wanted, 0, 0, {}, denied=missing.denied, failed=None if missing.denied else reason)
-        return HistoryLookup(Earlier((), coverage), (f"history: {reason}",))
+        return HistoryLookup(Earlier((), coverage, branch), (f"history: {reason}",))
     skipped: dict[str, int] = {}
     notes: list[str] = []
     read: list[RunScores] = []

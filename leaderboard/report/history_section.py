@@ -84,14 +84,12 @@ def _table(history: History, models: Sequence[str]) -> str:
 def _flaky_lines(history: History, branch: str | None, limit: int | None, kind: Kind) -> list[str]:
     if not history.flaky:
         return []
-    named = [f"{md_code(f.task_id, table=False)} ({rate_text(f.rate)})" for f in history.flaky]
+    named = [f"{md_code(f.task_id, table=False)} {rate_text(f.rate)}" for f in history.flaky]
     shown, left = _cut(named, limit)
-    more = f" and {left:,} more" if left else ""
-    where = ELSEWHERE[kind] or "the JSON report has their counts"
+    more = f" and {left:,} more: {ELSEWHERE[kind]}" if left else ""
     return [
-        f"**Flaky {where_text(branch)}:** {len(history.flaky):,} of the {history.observed_tasks:,} tasks seen twice "
-        f"in a row flip with the model id unchanged (their flip rate): {', '.join(shown)}{more}. "
-        f"The `flaky-tasks` output lists them{'; ' + where if kind != 'full' else ''}."
+        f"**Flaky {where_text(branch)}:** {len(history.flaky):,} of the {history.observed_tasks:,} tasks compared "
+        f"from run to run flip with the model id unchanged (flip rate): {', '.join(shown)}{more}."
     ]
 
 

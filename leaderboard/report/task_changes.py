@@ -213,8 +213,8 @@ def _direction(
         return []
     flaky = moves.flaky_count
     flaky_note = f"; {FLAKY} {_n(flaky)} flip between trials" if flaky else ""
-    if on_base is not None and on_base.rates:
-        also = sum(1 for t in moves.task_ids if t in on_base.rates)
+    also = sum(1 for t in moves.task_ids if t in on_base.rates) if on_base is not None else 0
+    if on_base is not None and also:
         flaky_note += f"; {FLAKY_ON_BASE} {flaky_count_sentence(also, len(moves), on_base.branch)}"
     if m.binary:
         lines, shown = _grouped(moves, detail.ids, binary_values=True, on_base=on_base)
