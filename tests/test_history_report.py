@@ -249,6 +249,11 @@ def test_a_required_task_that_is_flaky_is_said_to_be_so() -> None:
             coverage_of(10, 3, 0, {EXPIRED: 1, INVALID: 2}),
             "No history: none of the 3 earlier runs on `main` could be read (1 expired, 2 invalid).",
         ),
+        (
+            coverage_of(10, 0, 0, {}, failed="GitHub's rate limit stopped listing the runs"),
+            "No history: listing this workflow's earlier runs on `main` failed (GitHub's rate limit stopped listing "
+            "the runs).",
+        ),
         (coverage_of(10, 3, 1, {EXPIRED: 2}), None),
     ],
 )
@@ -275,7 +280,9 @@ def test_the_json_section_holds_the_runs_the_series_and_the_flaky_tasks() -> Non
     section = history_dict(h, coverage_of(10, 4, 3, {EXPIRED: 1}))
     text = json.dumps(section, allow_nan=False)  # no NaN: undefined numbers are null
     back = json.loads(text)
-    assert back["coverage"] == {"wanted": 10, "found": 4, "read": 3, "skipped": {"expired": 1}, "no_history": None}
+    assert back["coverage"] == {
+        "wanted": 10, "found": 4, "read": 3, "skipped": {"expired": 1}, "no_history": None, "lookup_failed": None,
+    }  # fmt: skip
     assert [r["commit"] for r in back["runs"]] == ["0" * 40, "1" * 40, "2" * 40]
     assert back["runs"][0] == {"commit": "0" * 40, "date": "2026-11-01", "records": 20, "models": 2, "tasks": 10}
     m = next(s for s in back["series"] if s["model_id"] == "m")

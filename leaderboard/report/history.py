@@ -75,6 +75,11 @@ def where_text(branch: str | None, *, table: bool = False) -> str:
     return f"on {md_code(branch, table=table)}" if branch is not None else "in the earlier runs"
 
 
+def _after_runs(branch: str | None) -> str:
+    """After "earlier runs": `` on `main``` for the base branch, nothing for files given."""
+    return f" {where_text(branch)}" if branch is not None else ""
+
+
 def pts(value: float) -> float:
     return value * 100.0
 
@@ -335,8 +340,9 @@ def no_history_line(coverage: Coverage, branch: str | None) -> str | None:
     if reason == "lookup-failed":
         return f"No history: listing this workflow's earlier runs {where} failed ({md_text(coverage.failed or '')})."
     if reason == "all-expired":
-        return f"No history: the artifacts of all {coverage.found:,} earlier runs {where} have expired."
-    return f"No history: none of the {coverage.found:,} earlier runs {where} could be read ({_skips(coverage)})."
+        return f"No history: the artifacts of all {coverage.found:,} earlier runs{_after_runs(branch)} have expired."
+    runs = f"{coverage.found:,} earlier runs{_after_runs(branch)}"
+    return f"No history: none of the {runs} could be read ({_skips(coverage)})."
 
 
 def _skips(coverage: Coverage) -> str:
@@ -347,8 +353,7 @@ def partial_history_line(coverage: Coverage, branch: str | None) -> str | None:
     """``History: read 8 of 10 earlier runs on `main`: 2 expired.``; None when every run found was read."""
     if coverage.read == 0 or (coverage.read >= coverage.found and coverage.found >= coverage.wanted):
         return None
-    where = where_text(branch)
-    text = f"History: read {coverage.read:,} of {coverage.found:,} earlier runs {where}"
+    text = f"History: read {coverage.read:,} of {coverage.found:,} earlier runs{_after_runs(branch)}"
     if coverage.read < coverage.found:
         text += f": {_skips(coverage)}"
     if coverage.found < coverage.wanted:

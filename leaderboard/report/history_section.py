@@ -93,12 +93,15 @@ def _flaky_lines(history: History, branch: str | None, limit: int | None, kind: 
     ]
 
 
-def _required_lines(history: History, required: RequiredCheck | None, branch: str | None) -> list[str]:
+def _required_lines(
+    history: History, required: RequiredCheck | None, branch: str | None, limit: int | None, kind: Kind
+) -> list[str]:
     if required is None:
         return []
     tasks = set(required.tasks)
     lines = [required_flaky_sentence(f, branch) for f in history.flaky if f.task_id in tasks]
-    return [f"⚠️ {line[0].upper()}{line[1:]}." for line in lines]
+    shown, left = _cut([f"⚠️ {line[0].upper()}{line[1:]}." for line in lines], limit)
+    return [*shown, _more(left, "flaky required tasks", kind)]
 
 
 def history_section(
@@ -130,6 +133,7 @@ def history_section(
     shown, left = _cut(sentences, _limit(kind, COMMENT_SENTENCES, SUMMARY_SENTENCES))
     parts.extend(shown)
     parts.append(_more(left, "models outside their range", kind))
-    parts.extend(_required_lines(history, required, branch))
-    parts.extend(_flaky_lines(history, branch, _limit(kind, COMMENT_SENTENCES, SUMMARY_SENTENCES), kind))
+    sentences_limit = _limit(kind, COMMENT_SENTENCES, SUMMARY_SENTENCES)
+    parts.extend(_required_lines(history, required, branch, sentences_limit, kind))
+    parts.extend(_flaky_lines(history, branch, sentences_limit, kind))
     return "\n\n".join(p for p in parts if p)
