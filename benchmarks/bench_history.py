@@ -8,7 +8,9 @@ are flaky (their score redrawn every run), the rest fixed per model. Timed separ
 
 * read: :func:`leaderboard.history_files.read_history` (the loader, then each run's score matrix);
 * summarise: :func:`leaderboard.stats.history.summarise` against this run;
-* words: every model's trend cell, the chart, and the JSON section serialised.
+* words: every model's trend cell, the chart, and the JSON section serialised;
+* beside the run: the CLI on this run alone, then with ``--history`` of the earlier runs (what the history
+  adds to a run, everything included: the leaderboard, the documents, the JSON report), once each.
 
 Then what was found: the flaky tasks against the ones planted, and the size of the JSON section.
 """
@@ -30,6 +32,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from leaderboard.cli import main as cli  # noqa: E402
 from leaderboard.history_files import read_history  # noqa: E402
 from leaderboard.report.history import history_dict, trend_cell, trend_chart  # noqa: E402
 from leaderboard.stats.history import summarise  # noqa: E402
@@ -60,12 +63,19 @@ def timed(fn: Callable[[], T], repeat: int) -> tuple[T, float, float]:
     return result, statistics.median(walls), statistics.median(cpus)
 
 
+def once(fn: Callable[[], object]) -> tuple[float, float]:
+    w, c = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - w, time.process_time() - c
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--models", type=int, default=50)
     parser.add_argument("--tasks", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--no-cli", action="store_true", help="skip the CLI's end-to-end timing")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     skill = rng.uniform(0.4, 0.9, args.models)
@@ -102,6 +112,18 @@ def main() -> None:
 
         text, wall, cpu = timed(words, args.repeat)
         print(f"words:     {wall:.3f} s wall, {cpu:.3f} s CPU  (JSON section {len(text) / 1e6:.2f} MB)")
+        if not args.no_cli:
+            report = str(Path(tmp) / "report.json")
+            base = [str(current_path), "--json", report, "--comment", str(Path(tmp) / "comment.md")]
+            with open(Path(tmp) / "out.md", "w") as sink:
+                saved, sys.stdout = sys.stdout, sink
+                try:
+                    alone, alone_cpu = once(lambda: cli(base))
+                    both, both_cpu = once(lambda: cli([*base, "--history", *map(str, dirs)]))
+                finally:
+                    sys.stdout = saved
+            print(f"CLI alone: {alone:.3f} s wall, {alone_cpu:.3f} s CPU")
+            print(f"CLI with --history: {both:.3f} s wall, {both_cpu:.3f} s CPU  (+{both - alone:.3f} s wall)")
     found = {int(f.task_id.split("-")[1]) for f in history.flaky}
     planted = set(np.flatnonzero(flaky).tolist())
     print(

@@ -143,10 +143,12 @@ def _from_history(outcome: Outcome) -> tuple[dict[str, str] | None, tasks.OnBase
     history, earlier = outcome.history, outcome.earlier
     if history is None or earlier is None:
         return None, None
+    # Beside a change only: an unchanged model's 0.000 needs no scale.
+    moved = {m.model_id for m in outcome.comparison.models if m.verdict != "unchanged"} if outcome.comparison else set()
     noise = {
         s.model_id: text
         for s in history.series
-        if (text := noise_words(s.noise, earlier.branch, table=True)) is not None
+        if s.model_id in moved and (text := noise_words(s.noise, earlier.branch, table=True)) is not None
     }
     return noise, tasks.OnBase(history.flaky_rates, earlier.branch)
 
