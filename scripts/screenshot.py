@@ -290,7 +290,7 @@ def with_history(swebench: Path) -> tuple[str, str]:
     base = load_runs([str(swebench)])
     earlier = history_runs(base)
     pr = swebench_flips(earlier[-1])
-    runs = tuple(run_scores(f"{k:07x}" + "a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8", f"2026-11-{20 + k}T08:00:00Z", e)
+    runs = tuple(run_scores(f"{k:x}" * 40, f"2026-11-{20 + k}T08:00:00Z", e)
                  for k, e in enumerate(earlier) if k != 6)  # fmt: skip
     history = Earlier(runs, coverage_of(10, 10, 9, {"expired": 1}), "main")
     outcome = run(RunOptions(), pr, baseline=earlier[-1], history=history)

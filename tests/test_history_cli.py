@@ -90,6 +90,6 @@ def test_five_hundred_models_with_history_and_a_baseline_fit_one_comment() -> No
     sections = plan(outcome, baseline=Compared("**Baseline:** `main`."))
     body = comment_body(outcome.board, key="k", title="Evals", run_url=None, sections=sections.comment).text
     assert utf16_length(body) <= COMMENT_LIMIT
-    assert "### Trend on `main`" in body and "pts run to run on `main`</sub>" in body
+    assert "### Trend on `main`" in body and " run to run</sub>" in body
     summary = summary_markdown(outcome.board, title="Evals", sections=sections.summary).text
     assert "xychart-beta" in summary

@@ -21,6 +21,8 @@ from leaderboard.report.history import (
     flaky_tasks_output,
     history_dict,
     no_history_line,
+    noise_amount,
+    noise_cell,
     noise_words,
     outside_sentence,
     partial_history_line,
@@ -185,6 +187,14 @@ def test_the_noise_line_gives_the_run_to_run_spread_in_points() -> None:
     assert noise_words(Noise(10, 0.0002, 0.0, 0.0, 0.7, 0.7), "main") == "±0.02 pts run to run on `main`"
     assert noise_words(Noise(10, 0.0, 0.0, 0.0, 0.7, 0.7), "main") == "the same mean every run on `main`"
     assert noise_words(None, "main") is None
+
+
+def test_under_a_change_the_noise_is_in_the_changes_units_and_in_the_trend_table_in_points() -> None:
+    noise = Noise(runs=10, rms_change=0.008, largest_change=0.02, sd=0.006, low=0.7, high=0.72)
+    assert noise_cell(noise) == "±0.008 run to run" and noise_amount(noise) == "±0.8 pts"
+    assert noise_cell(Noise(10, 0.00002, 0.0, 0.0, 0.7, 0.7)) == "±0.00002 run to run"
+    assert noise_cell(Noise(10, 0.0, 0.0, 0.0, 0.7, 0.7)) == "the same every run"
+    assert noise_cell(None) is None and noise_amount(None) == "—"
 
 
 def test_the_outside_sentence_names_the_model_the_range_and_how_often_that_happens() -> None:

@@ -264,6 +264,19 @@ def noise_words(noise: Noise | None, branch: str | None, *, table: bool = False)
     return f"±{_pts_amount(noise.rms_change)} pts run to run {where}"
 
 
+def noise_cell(noise: Noise | None) -> str | None:
+    """Under a comparison's Δ, in its units (score, not points): ``±0.008 run to run``; None without a measure."""
+    if noise is None:
+        return None
+    if noise.rms_change == 0.0:
+        return "the same every run"
+    for d in (3, 4, 5, 6):
+        text = f"{noise.rms_change:.{d}f}"
+        if float(text) != 0.0:
+            break
+    return f"±{text} run to run"
+
+
 def noise_amount(noise: Noise | None) -> str:
     """The noise alone, for a table's column: ``±0.8 pts``, ``none`` (the same mean every run), ``—`` unknown."""
     if noise is None:

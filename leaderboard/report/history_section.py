@@ -37,6 +37,7 @@ TOP_ROWS = 5  # the top models of the ranking the comment always shows
 SUMMARY_ROWS = 200
 COMMENT_SENTENCES = 5  # range sentences and flaky tasks named in the comment
 SUMMARY_SENTENCES = 50
+SUMMARY_FLAKY = 20  # flaky tasks named in the job summary (the JSON report and the output list them)
 ELSEWHERE = {
     "comment": "the job summary and the JSON report (`report` output, key `history`) have every one",
     "summary": "the JSON report (`report` output, key `history`) has every one",
@@ -135,5 +136,5 @@ def history_section(
     parts.append(_more(left, "models outside their range", kind))
     sentences_limit = _limit(kind, COMMENT_SENTENCES, SUMMARY_SENTENCES)
     parts.extend(_required_lines(history, required, branch, sentences_limit, kind))
-    parts.extend(_flaky_lines(history, branch, sentences_limit, kind))
+    parts.extend(_flaky_lines(history, branch, _limit(kind, COMMENT_SENTENCES, SUMMARY_FLAKY), kind))
     return "\n\n".join(p for p in parts if p)

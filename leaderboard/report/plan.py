@@ -30,7 +30,7 @@ from . import comparison as compared
 from . import task_changes as tasks
 from .composite import ACCURACY_HEADING, composite_dict, composite_section, composite_verdict
 from .failures import failures_dict, failures_markdown
-from .history import history_dict, noise_words
+from .history import history_dict, noise_cell
 from .history_section import history_section
 from .markdown import md_code, md_text
 
@@ -139,7 +139,8 @@ def _sections(
 
 
 def _from_history(outcome: Outcome) -> tuple[dict[str, str] | None, tasks.OnBase | None]:
-    """Each compared model's run-to-run noise (words for its Δ cell) and the flaky tasks to mark; None without."""
+    """Each changed model's run-to-run noise on the base branch (under its Δ, in the Δ's units) and the flaky
+    tasks to mark; None without a history."""
     history, earlier = outcome.history, outcome.earlier
     if history is None or earlier is None:
         return None, None
@@ -148,7 +149,7 @@ def _from_history(outcome: Outcome) -> tuple[dict[str, str] | None, tasks.OnBase
     noise = {
         s.model_id: text
         for s in history.series
-        if s.model_id in moved and (text := noise_words(s.noise, earlier.branch, table=True)) is not None
+        if s.model_id in moved and (text := noise_cell(s.noise)) is not None
     }
     return noise, tasks.OnBase(history.flaky_rates, earlier.branch)
 
