@@ -147,9 +147,7 @@ def _from_history(outcome: Outcome) -> tuple[dict[str, str] | None, tasks.OnBase
     # Beside a change only: an unchanged model's 0.000 needs no scale.
     moved = {m.model_id for m in outcome.comparison.models if m.verdict != "unchanged"} if outcome.comparison else set()
     noise = {
-        s.model_id: text
-        for s in history.series
-        if s.model_id in moved and (text := noise_cell(s.noise)) is not None
+        s.model_id: text for s in history.series if s.model_id in moved and (text := noise_cell(s.noise)) is not None
     }
     return noise, tasks.OnBase(history.flaky_rates, earlier.branch)
 
