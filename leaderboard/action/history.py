@@ -12,13 +12,14 @@ cannot be read is skipped and counted by reason; nothing here fails the step.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from github import Github
 
+from ..records import EvalRun
 from ..stats.history import (
     EXPIRED,
     INVALID,
@@ -54,13 +55,15 @@ def resolve_history(
     *,
     payload: Mapping[str, Any],
     clock: Callable[[], float] = time.monotonic,
+    known: Mapping[int, Sequence[EvalRun]] | None = None,
 ) -> HistoryLookup:
-    """The earlier runs ``history`` asks for; never raises."""
+    """The earlier runs ``history`` asks for; never raises. ``known``: run id → records already downloaded
+    (the baseline's), read from there rather than downloaded again."""
     wanted = settings.history
     if wanted == 0 or not settings.baseline_artifact or pull_request_number is None:
         return HistoryLookup(None)
     try:
-        return _read(settings, client, pull_request_number, now, payload, clock)
+        return _read(settings, client, pull_request_number, now, payload, clock, known or {})
     except Exception as exc:  # the promise: nothing in the history fails the step
         failed = f"looking up the history failed unexpectedly ({type(exc).__name__})"
         return HistoryLookup(Earlier((), coverage_of(wanted, 0, 0, {}, failed=failed)), (failed,))
@@ -73,6 +76,7 @@ def _read(
     now: datetime,
     payload: Mapping[str, Any],
     clock: Callable[[], float],
+    known: Mapping[int, Sequence[EvalRun]],
 ) -> HistoryLookup:
     wanted = settings.history
     branch: str | None = None
@@ -95,6 +99,10 @@ def _read(
         notes.append(f"history: the run at {run_sha[:7]} skipped: {why}")
 
     for run in runs:  # newest first: the budgets keep the runs nearest this one
+        date = run.created_at.isoformat().replace("+00:00", "Z") if run.created_at is not None else None
+        if run.id in known:
+            read.append(run_scores(run.head_sha, date, known[run.id]))
+            continue
         if clock() > lookup.deadline:
             skip(TIMED_OUT, run.head_sha, f"not started within {HISTORY_DEADLINE:g} s")
             continue
@@ -114,7 +122,6 @@ def _read(
         except Missing as missing:
             skip(_kind(missing), run.head_sha, missing.outcome.reason)
             continue
-        date = run.created_at.isoformat().replace("+00:00", "Z") if run.created_at is not None else None
         read.append(run_scores(run.head_sha, date, records))
     read.reverse()  # oldest first, as the summary reads them
     coverage = coverage_of(wanted, len(runs), len(read), skipped)

@@ -190,7 +190,7 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
     read_note = load_summary(session.report())
     # The baseline, before any computing; its files' problems are reported like those of `runs`.
     baseline = _baseline(settings, client_factory, event)
-    history = _history(settings, client_factory, event)
+    history = _history(settings, client_factory, event, baseline)
     try:
         outcome = run(
             _options(settings), runs, config=config, baseline=baseline.runs if isinstance(baseline, Baseline) else None,
@@ -472,13 +472,19 @@ def _baseline(settings: Settings, client_factory: ClientFactory, event: dict[str
     return resolve_baseline(settings, client, number, datetime.now(UTC), payload=event)
 
 
-def _history(settings: Settings, client_factory: ClientFactory, event: dict[str, Any]) -> Earlier | None:
-    """The base branch's earlier runs the input ``history`` asks for (None: off, or not about a pull request)."""
+def _history(
+    settings: Settings, client_factory: ClientFactory, event: dict[str, Any], baseline: Baseline | NoBaseline | None
+) -> Earlier | None:
+    """The base branch's earlier runs the input ``history`` asks for (None: off, or not about a pull request).
+
+    The baseline's run, when it is among them, is not downloaded again.
+    """
     if settings.history == 0 or not settings.baseline_artifact:
         return None
     number = _pull_request(settings, event)
     client = client_factory(settings.github_token, settings.api_url) if settings.github_token else None
-    found = resolve_history(settings, client, number, datetime.now(UTC), payload=event)
+    known = {baseline.run_id: baseline.runs} if isinstance(baseline, Baseline) and baseline.run_id is not None else {}
+    found = resolve_history(settings, client, number, datetime.now(UTC), payload=event, known=known)
     with commands_stopped(settings.on_runner):  # commit names and reasons come from GitHub's answers
         for note in found.notes:
             print(note)
