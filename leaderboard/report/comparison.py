@@ -18,7 +18,7 @@ Every id is shown through :func:`~leaderboard.report.markdown.md_code`, as a lab
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from ..stats.comparison import Comparison, ModelChange
 from ..stats.significance import min_tasks
@@ -200,7 +200,8 @@ def _tasks_cell(change: ModelChange) -> str:
     return f"{_count(change.n_shared)} (base {_count(change.base_tasks)}, PR {_count(change.pr_tasks)})"
 
 
-def table(changes: Sequence[ModelChange], comparison: Comparison) -> str:
+def table(changes: Sequence[ModelChange], comparison: Comparison, noise: Mapping[str, str] | None = None) -> str:
+    """The models' rows; ``noise``: model id → its run-to-run noise on the base branch, shown under its Δ."""
     confidence = f"{(1.0 - comparison.alpha) * 100:.6g}%"
     label = labels([m.model_id for m in changes])
     lines = [
@@ -212,6 +213,8 @@ def table(changes: Sequence[ModelChange], comparison: Comparison) -> str:
         cell = (
             delta if m.verdict == "unchanged" or delta == DASH else f"{delta} {ci or f'({no_interval(m.n_clusters)})'}"
         )
+        if noise and m.model_id in noise:
+            cell += f"<br><sub>{noise[m.model_id]}</sub>"
         lines.append(
             f"| {md_code(label[m.model_id])} | {_mean(m.base_mean)} | {_mean(m.pr_mean)} | {cell} | "
             f"{verdict_text(m, comparison.tolerance)} | {_tasks_cell(m)} |"
@@ -270,6 +273,7 @@ def _build(
     quiet: int,
     categories: str,
     elsewhere: str,
+    noise: Mapping[str, str] | None = None,
 ) -> str:
     rows = ordered(comparison)
     detected = [m for m in rows if m.significant]
@@ -277,7 +281,7 @@ def _build(
     shown = detected[:changed] + rest[:quiet]
     parts = [f"### {title}", baseline_md, headline(comparison)]
     if shown:
-        parts.append(table(shown, comparison))
+        parts.append(table(shown, comparison, noise))
     missing = []
     if changed < len(detected):
         missing.append(f"{_count(len(detected) - changed)} more with a detected change")
@@ -306,6 +310,7 @@ def comparison_markdown(
     limit: int | None = None,
     measure: Callable[[str], int] = utf16_length,
     elsewhere: str = "",
+    noise: Mapping[str, str] | None = None,
 ) -> str:
     """The section: title, the baseline (``describe_markdown``), a headline, the table, the rest.
 
@@ -320,7 +325,7 @@ def comparison_markdown(
     def build(changed: int, quiet_shown: int, categories: str) -> str:
         return _build(
             comparison, baseline_description_md, title,
-            changed=changed, quiet=quiet_shown, categories=categories, elsewhere=elsewhere,
+            changed=changed, quiet=quiet_shown, categories=categories, elsewhere=elsewhere, noise=noise,
         )  # fmt: skip
 
     text = build(detected, quiet, "shown")
@@ -435,27 +440,34 @@ def no_baseline_dict(reason: str, fix: str) -> dict[str, object]:
 # --- the section in each document -----------------------------------------------------------------
 
 
-def comment_section(comparison: Comparison, baseline_description_md: str, *, title: str = TITLE) -> str:
+def comment_section(
+    comparison: Comparison, baseline_description_md: str, *, title: str = TITLE, noise: Mapping[str, str] | None = None
+) -> str:
     """The section for the PR comment: every detected change, 30 other models, within its share of the limit."""
     return comparison_markdown(
         comparison, baseline_description_md, title=title, limit=COMMENT_SECTION_LIMIT, measure=utf16_length,
+        noise=noise,
         elsewhere="the job summary lists every model; the JSON report (`report` output, key `baseline`) has "
         "every number.",
     )  # fmt: skip
 
 
-def summary_section(comparison: Comparison, baseline_description_md: str, *, title: str = TITLE) -> str:
+def summary_section(
+    comparison: Comparison, baseline_description_md: str, *, title: str = TITLE, noise: Mapping[str, str] | None = None
+) -> str:
     """The section for the job summary: every model, within its share of the summary's limit."""
     return comparison_markdown(
-        comparison, baseline_description_md, title=title, quiet_rows=None, limit=SUMMARY_SECTION_LIMIT,
+        comparison, baseline_description_md, title=title, quiet_rows=None, limit=SUMMARY_SECTION_LIMIT, noise=noise,
         measure=lambda text: len(text.encode()),
         elsewhere="the JSON report (`report` output, key `baseline`) has them.",
     )  # fmt: skip
 
 
-def full_section(comparison: Comparison, baseline_description_md: str, *, title: str = TITLE) -> str:
+def full_section(
+    comparison: Comparison, baseline_description_md: str, *, title: str = TITLE, noise: Mapping[str, str] | None = None
+) -> str:
     """The section for the markdown file and the CLI: everything."""
-    return comparison_markdown(comparison, baseline_description_md, title=title, quiet_rows=None)
+    return comparison_markdown(comparison, baseline_description_md, title=title, quiet_rows=None, noise=noise)
 
 
 def gate_line(change: ModelChange, alpha: float) -> str:

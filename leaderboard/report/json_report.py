@@ -89,6 +89,7 @@ def report_dict(
     composite: Mapping[str, object] | None = None,
     required: Mapping[str, object] | None = None,
     failures: Mapping[str, object] | None = None,
+    history: Mapping[str, object] | None = None,
 ) -> dict[str, object]:
     """The JSON report as a dict (schema: docs/report-schema.md); ``pairs=False`` leaves them out.
 
@@ -187,6 +188,8 @@ def report_dict(
         report["composite"] = dict(composite)
     if required is not None:
         report["required"] = dict(required)
+    if history is not None:  # the earlier runs on the base branch, when they were asked for
+        report["history"] = dict(history)
     if pairs:
         report["pairs"] = [json.loads(line) for line in _pair_lines(board, 0, len(table))]
     return report
@@ -280,10 +283,19 @@ def write_json(
     composite: Mapping[str, object] | None = None,
     required: Mapping[str, object] | None = None,
     failures: Mapping[str, object] | None = None,
+    history: Mapping[str, object] | None = None,
 ) -> None:
     """Stream the JSON report to ``handle``: the head indented, then one line per pair."""
     head = _dumps(
-        report_dict(board, pairs=False, baseline=baseline, composite=composite, required=required, failures=failures)
+        report_dict(
+            board,
+            pairs=False,
+            baseline=baseline,
+            composite=composite,
+            required=required,
+            failures=failures,
+            history=history,
+        )
     )
     handle.write(head[: head.rindex("}")].rstrip() + ',\n  "pairs": [')
     total = len(board.pairs)
