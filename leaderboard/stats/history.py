@@ -47,9 +47,10 @@ from numpy.typing import NDArray
 
 from ..records import EvalRun
 from ..trials import collapse_trials
-from .aggregation import ScoreMatrix, score_matrix, tie_tolerance
 from .clustering import t_quantile, wilson
+from .matrix import ScoreMatrix, score_matrix
 from .resampling import FloatArray
+from .ties import tie_tolerance
 
 # Runs of a stable stretch needed for the noise and the range check: two changes, a range of three means.
 MIN_NOISE_RUNS = 3
