@@ -45,7 +45,6 @@ from .family import (
     check_correction,
     detectable,
     family_members,
-    refine_monte_carlo,
     step_levels,
     tasks_needed_at,
 )
@@ -61,7 +60,7 @@ from .resampling import (
     task_keys,
 )
 from .significance import METHOD_NAMES, min_tasks, p_text, sign_flip_test
-from .weights import TASK_WEIGHTS, TaskWeights, kish, task_weights
+from .weights import TASK_WEIGHTS, TaskWeights, kish, normalised, task_weights
 
 RankBy = Literal["mean", "win-rate"]
 RANK_BY: tuple[RankBy, ...] = ("mean", "win-rate")
@@ -785,7 +784,14 @@ class PairTable(Sequence[PairwiseDiff]):
         return f"PairTable({len(self)} pairs, {int(self.significant.sum())} significant)"
 
 
-TEST_WORDS = ("no test", "exact test", "exact McNemar test", "Monte Carlo test", "normal-approximation test")
+TEST_WORDS = (
+    "no test",
+    "exact test",
+    "exact McNemar test",
+    "Monte Carlo test",
+    "normal-approximation test",
+    "saddlepoint test",
+)
 
 # Values per pair chunk (~32 MiB of float64): a chunk's resampled differences and its
 # per-task differences; memory stays bounded whatever the number of pairs.
@@ -855,8 +861,6 @@ def _pair_table(
         "nonzero": np.zeros(n_pairs, dtype=np.int64),
         "cluster_sd": np.full(n_pairs, np.nan),
     }
-    # The family's size is known after the tests; the Monte Carlo refinement needs only a bound on it.
-    tested = int(np.count_nonzero(engine.shared_counts[np.triu_indices(len(order), 1)] > 0))
     scores, present = engine.filled, matrix.present
     clustered = design.cluster is not None
     onehot = design.onehot if clustered else None
@@ -946,9 +950,7 @@ def _pair_table(
             tested_rows = cluster_tied
         else:
             tested_rows = flipped
-        p, method = sign_flip_test(tested_rows, engine.seed)
-        if correction != "none":
-            p = refine_monte_carlo(tested_rows, p, method, alpha, tested, engine.seed)
+        p, method = sign_flip_test(tested_rows)
         cols["nonzero"][start:stop] = np.count_nonzero(tested_rows, axis=1)
         some = n > 0
         cols["mean_diff"][start:stop] = np.where(some, mean_raw, np.nan)
@@ -1116,7 +1118,9 @@ def _design(runs: Sequence[EvalRun], matrix: ScoreMatrix, cluster_by: ClusterBy,
         names = tuple(sorted(set(label.values())))
         at = {c: k for k, c in enumerate(names)}
         cluster = np.array([at[label[t]] for t in matrix.task_ids], dtype=np.int64)
-    weight = task_weights(runs, matrix.task_ids) if weights == "apply" and matrix.weights is not None else None
+    weight = (
+        normalised(task_weights(runs, matrix.task_ids)) if weights == "apply" and matrix.weights is not None else None
+    )
     return _Design(cluster, names, weight)
 
 

@@ -52,13 +52,12 @@ from .family import (
     detectable,
     family_members,
     one_sided,
-    refine_monte_carlo,
     step_levels,
     tasks_needed_at,
 )
 from .resampling import FloatArray, encode_ids, keyed_rng, percentile_interval, resampled_means
 from .significance import METHOD_NAMES, min_tasks, p_text, sign_flip_test
-from .weights import TASK_WEIGHTS, TaskWeights, task_weights
+from .weights import TASK_WEIGHTS, TaskWeights, normalised, task_weights
 
 Verdict = Literal["regressed", "within tolerance", "improved", "no detectable change", "unchanged"]
 VERDICTS: tuple[Verdict, ...] = ("regressed", "within tolerance", "improved", "no detectable change", "unchanged")
@@ -279,6 +278,7 @@ def compare(
     if weights == "apply":
         base_weight = {r.task_id: float(r.weight) for r in base_scored}
         reweighted = sum(base_weight.get(tasks[k]) != float(tw_row[k]) for k in shared_at)
+    tw_row = normalised(tw_row)  # only the ratios matter; no product or sum overflows
 
     count = len(models)
     delta, base_mean, pr_mean, lo, hi, sd = (np.full(count, np.nan) for _ in range(6))
@@ -332,11 +332,11 @@ def compare(
         # C* = z^2 V C / d^2: tasks_needed's n* with V C in the place of s_d^2 (sized below, at the level in force).
         cluster_sd = np.sqrt(spread.variance * spread.clusters)
         cluster_df = spread.df
-        p, method = sign_flip_test(tested_rows, seed)
+        p, method = sign_flip_test(tested_rows)
     else:
         step = max(1, _TEST_CHUNK_ELEMENTS // max(1, len(tasks)))
         for start in range(0, count, step):
-            p[start : start + step], method[start : start + step] = sign_flip_test(flipped[start : start + step], seed)
+            p[start : start + step], method[start : start + step] = sign_flip_test(flipped[start : start + step])
 
     tie_free = np.where(unchanged | (np.abs(delta) <= TIE_ABS_TOL), 0.0, delta)
     member = (n > 0) & family_members(np.count_nonzero(tested_rows, axis=1), 2.0 * alpha)  # one-sided: 1 / 2^k <= alpha
@@ -345,7 +345,6 @@ def compare(
         adjusted = p.copy()
         levels = np.full(count, float(alpha))
     else:
-        p = refine_monte_carlo(tested_rows, p, method, 2.0 * alpha, int(member.sum()), seed)
         drop, rise = one_sided(tested_rows, p, -1), one_sided(tested_rows, p, +1)
         drop_adjusted, rise_adjusted = adjust(drop, member, "holm"), adjust(rise, member, "holm")
         down = tie_free < 0
