@@ -112,7 +112,7 @@ def tail_p(values: FloatArray, observed: FloatArray, tolerance: FloatArray | flo
     if rows == 0:
         return out
     tolerance = np.broadcast_to(np.asarray(tolerance, dtype=np.float64), (rows,))
-    squares = np.einsum("ij,ij->i", values, values)
+    squares = (values * values).sum(axis=1)
     s = observed - tolerance
     with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
         hoeffding = 2.0 * np.exp(-0.5 * s * s / squares)
@@ -137,7 +137,7 @@ def _near(values: FloatArray, observed: FloatArray, tolerance: FloatArray, squar
     out[alone] = np.exp2(1.0 - nonzero[alone])
     v2 = values * values
     with np.errstate(divide="ignore", invalid="ignore"):
-        effective = squares * squares / np.einsum("ij,ij->i", v2, v2)
+        effective = squares * squares / (v2 * v2).sum(axis=1)
     few = (effective < DOMINATED) & (nonzero > ENUMERATED + 1)
     plain = np.flatnonzero(~alone & ~few)
     if plain.size:
@@ -167,7 +167,8 @@ def _partly_enumerated(values: FloatArray, observed: FloatArray, span: FloatArra
     ordered = -np.sort(-values, axis=1)
     top, rest = ordered[:, :ENUMERATED], ordered[:, ENUMERATED:]
     patterns = ((np.arange(1 << ENUMERATED)[:, None] >> np.arange(ENUMERATED)[None, :]) & 1) * 2.0 - 1.0
-    top_sums = top @ patterns.T  # (rows, 2^J)
+    # (rows, 2^J), summed row by row: a matrix product's blocking would depend on the rows tested together.
+    top_sums = (top[:, None, :] * patterns[None, :, :]).sum(axis=2)
     out = np.empty(values.shape[0])
     for row in range(values.shape[0]):
         patterns_at = np.full(top_sums.shape[1], 1.0)
@@ -179,7 +180,7 @@ def _partly_enumerated(values: FloatArray, observed: FloatArray, span: FloatArra
 
 def upper_tail(values: FloatArray, level: FloatArray, span: FloatArray) -> FloatArray:
     """P(S >= level) read from the saddlepoint at any real level (1 - the mirror tail below 0)."""
-    squares = np.einsum("ij,ij->i", values, values)
+    squares = (values * values).sum(axis=1)
     some = squares > 0
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.abs(level) / np.sqrt(squares)
@@ -204,8 +205,8 @@ def _saddlepoint(
         v = values[active]
         x = t[active, None] * v
         th = np.tanh(x)
-        slope = np.einsum("ij,ij->i", v, th)
-        curvature = np.einsum("ij,ij->i", v * v, 1.0 - th * th)
+        slope = (v * th).sum(axis=1)
+        curvature = (v * v * (1.0 - th * th)).sum(axis=1)
         gap = s[active] - slope
         step = gap / np.maximum(curvature, 1e-300)
         t[active] += np.maximum(step, 0.0)
@@ -216,7 +217,7 @@ def _saddlepoint(
     x = t[:, None] * values
     th = np.tanh(x)
     k = _log_cosh(x).sum(axis=1)
-    k2 = np.einsum("ij,ij->i", values * values, 1.0 - th * th)
+    k2 = (values * values * (1.0 - th * th)).sum(axis=1)
     exponent = np.maximum(t * s - k, 0.0)
     w = np.sqrt(2.0 * exponent)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):

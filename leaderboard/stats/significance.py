@@ -85,8 +85,11 @@ def p_text(p: float, alpha: float) -> str:
 
 def quantised(values: FloatArray) -> IntArray:
     """|values| on the QUANTUM grid; a non-zero value never rounds to 0."""
-    q = np.rint(np.abs(values) / QUANTUM).astype(np.int64)
-    return np.where((q == 0) & (values != 0), 1, q)
+    q = np.rint(np.abs(values) * (1.0 / QUANTUM)).astype(np.int64)
+    lost = (q == 0) & (values != 0)
+    if lost.any():
+        q[lost] = 1
+    return q
 
 
 def _subset_sums(q: IntArray) -> IntArray:
@@ -164,8 +167,8 @@ def sign_flip_test(diffs: FloatArray, seed: int = 0) -> tuple[FloatArray, NDArra
         return p, method
     diffs = scaled_rows(diffs)
     q = quantised(diffs)
-    nonzero = (q > 0).sum(axis=1)
-    signed = (np.sign(diffs).astype(np.int64) * q).sum(axis=1)
+    nonzero = np.count_nonzero(q, axis=1)
+    signed = q.sum(axis=1) - 2 * np.where(diffs < 0, q, 0).sum(axis=1)
     top = q.max(axis=1)
     # Equal magnitudes: every non-zero q equals the row's largest (to rounding).
     equal = ((q >= top[:, None] - 2) | (q == 0)).all(axis=1)
@@ -177,7 +180,7 @@ def sign_flip_test(diffs: FloatArray, seed: int = 0) -> tuple[FloatArray, NDArra
     # Many differences: the saddlepoint tail (stats/signflip.py), on the same grid and slack as the exact test.
     many = np.flatnonzero(~binomial & (nonzero > EXACT_MAX_NONZERO))
     if many.size:
-        values = q[many].astype(np.float64) * QUANTUM
+        values = np.abs(diffs[many])
         observed = np.abs(signed[many]).astype(np.float64) * QUANTUM
         p[many] = tail_p(values, observed, nonzero[many] * QUANTUM)
         method[many] = SADDLEPOINT
@@ -194,8 +197,9 @@ def sign_flip_test(diffs: FloatArray, seed: int = 0) -> tuple[FloatArray, NDArra
 def scaled_rows(diffs: FloatArray) -> FloatArray:
     """Each row times the power of two that brings its largest |value| into [1/2, 1) (a zero row as it is)."""
     top = np.abs(diffs).max(axis=1) if diffs.shape[1] else np.zeros(diffs.shape[0])
-    _, exponent = np.frexp(np.where((top > 0) & np.isfinite(top), top, 1.0))
-    return np.asarray(np.ldexp(diffs, -exponent[:, None].astype(np.int64)))
+    _, exponent = np.frexp(np.where((top > 0) & np.isfinite(top), top, 0.5))
+    # A power of two multiplies exactly: only the exponent of every value moves.
+    return np.asarray(diffs * np.ldexp(1.0, -exponent)[:, None])
 
 
 def holm(p_values: FloatArray) -> FloatArray:
