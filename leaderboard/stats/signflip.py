@@ -98,7 +98,7 @@ def _multiples(values: FloatArray, g: FloatArray, tolerance: float) -> NDArray[n
 def tail_p(values: FloatArray, observed: FloatArray, tolerance: FloatArray | float = 0.0) -> FloatArray:
     """Two-sided sign-flip p of each row: 2 P(S >= observed), at most 1.
 
-    ``values`` is (rows, k) of |d| (zeros allowed: they flip to themselves); ``observed`` is each row's
+    ``values`` is (rows, k) of d or |d| (only magnitudes count; zeros flip to themselves); ``observed`` is each row's
     |sum of the signed d|; ``tolerance`` the rounding within which two sums are equal (per row, or one
     for all). Values are best scaled to at most 1 (a lattice is detected to LATTICE_TOLERANCE).
 
@@ -121,7 +121,7 @@ def tail_p(values: FloatArray, observed: FloatArray, tolerance: FloatArray | flo
     out[far] = hoeffding[far]
     near = np.flatnonzero((squares > 0) & ~far)
     if near.size:
-        out[near] = _near(values[near], observed[near], tolerance[near], squares[near])
+        out[near] = _near(np.abs(values[near]), observed[near], tolerance[near], squares[near])
     return out
 
 

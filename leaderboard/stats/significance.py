@@ -180,7 +180,7 @@ def sign_flip_test(diffs: FloatArray, seed: int = 0) -> tuple[FloatArray, NDArra
     # Many differences: the saddlepoint tail (stats/signflip.py), on the same grid and slack as the exact test.
     many = np.flatnonzero(~binomial & (nonzero > EXACT_MAX_NONZERO))
     if many.size:
-        values = np.abs(diffs[many])
+        values = diffs if many.size == pairs else diffs[many]
         observed = np.abs(signed[many]).astype(np.float64) * QUANTUM
         p[many] = tail_p(values, observed, nonzero[many] * QUANTUM)
         method[many] = SADDLEPOINT
