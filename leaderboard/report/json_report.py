@@ -19,11 +19,11 @@ import numpy as np
 
 from ..records import PairwiseDiff
 from ..stats.analysis import Leaderboard
-from ..stats.family import METHOD_WORDS, family_resamples
+from ..stats.family import METHOD_WORDS
 from ..stats.pairs import SIGNIFICANT
 from ..stats.parameters import RESAMPLES_PER_TAIL, min_resamples
 from ..stats.resampling import EXACT_LIMIT, EXACT_PAIR_LIMIT, FloatArray
-from ..stats.significance import EXACT_MAX_NONZERO, MC_RESAMPLES, METHOD_NAMES, NORMAL_MIN_EFFECTIVE, min_tasks
+from ..stats.significance import ERROR_BOUND, EXACT_MAX_NONZERO, METHOD_NAMES, min_tasks
 from .formatting import detectable_dict
 from .reasons import reason_text
 
@@ -135,11 +135,7 @@ def report_dict(
             "exact_pair_bootstrap_max_shared_tasks": EXACT_PAIR_LIMIT,
             "min_shared_for_significance": min_tasks(board.alpha),
             "exact_test_max_nonzero": EXACT_MAX_NONZERO,
-            "monte_carlo_resamples": MC_RESAMPLES,
-            "family_monte_carlo_resamples": family_resamples(table.tested, board.alpha)
-            if board.correction != "none"
-            else MC_RESAMPLES,
-            "normal_min_effective_tasks": NORMAL_MIN_EFFECTIVE,
+            "saddlepoint_relative_error": ERROR_BOUND,
             "cluster_by": board.clustering.by if board.clustering is not None else "none",
             "task_weights": board.task_weights,
         },

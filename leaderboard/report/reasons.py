@@ -15,7 +15,15 @@ from ..stats.clustering import FEW_DF
 from ..stats.family import Detectable
 
 # How each sign-flip method (significance.METHOD_NAMES' order) is named in a reason.
-TEST_WORDS = ("no test", "exact test", "exact McNemar test", "Monte Carlo test", "normal-approximation test")
+# Indexed by significance.METHOD_NAMES' codes; 3 and 4 (the Monte Carlo and normal tiers) are no longer made.
+TEST_WORDS = (
+    "no test",
+    "exact test",
+    "exact McNemar test",
+    "Monte Carlo test",
+    "normal-approximation test",
+    "saddlepoint test",
+)
 
 
 def p_text(p: float, alpha: float) -> str:

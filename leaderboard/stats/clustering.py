@@ -18,8 +18,8 @@ SWE-bench, a passage of a reading test), not the task:
 * **A pair's decision** is the cluster sign-flip test: each cluster's summed per-task
   difference keeps or flips its sign, every pattern equally likely under "no difference";
   it is :func:`~leaderboard.stats.significance.sign_flip_test` applied to the cluster sums,
-  with the same tiers (exact enumeration up to 20 non-zero clusters, exact binomial when
-  all sums are equal, Monte Carlo sign patterns otherwise). Exact at any cluster sizes.
+  with the same tiers (exact enumeration up to 26 non-zero clusters, exact binomial when
+  all sums are equal, the saddlepoint tail otherwise). Valid at any cluster sizes.
   Fewer than ``min_tasks(alpha)`` clusters cannot reach alpha: nothing is significant.
 * **0/1 scores**: the (continuity-corrected) Wilson score interval with the design-effect-adjusted effective n
   (N / max(1, V / (p(1-p)/N))) and the t quantile at the Bell-McCaffrey df.

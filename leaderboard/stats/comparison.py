@@ -60,7 +60,7 @@ from .parameters import check_resamples
 from .resampling import FloatArray, encode_ids, keyed_rng, percentile_interval, resampled_means
 from .significance import METHOD_NAMES, min_tasks
 from .ties import TIE_ABS_TOL
-from .weights import TASK_WEIGHTS, TaskWeights, task_weights
+from .weights import TASK_WEIGHTS, TaskWeights, normalised, task_weights
 
 Verdict = Literal["regressed", "within tolerance", "improved", "no detectable change", "unchanged"]
 
@@ -347,6 +347,7 @@ def compare(
     n = shared.sum(axis=1)
     unchanged = (n > 0) & ~(diffs != 0).any(axis=1)
     onehot, tw, relabelled, reweighted = _this_runs_design(baseline_runs, runs, tasks, shared, cluster_by, weights)
+    tw = normalised(tw) if tw is not None else None  # only the ratios matter; no product or sum overflows
     tw_row = tw if tw is not None else np.ones(len(tasks))
     delta, base_mean, pr_mean, lo, hi, sd = _shifts(bs, ps, shared, raw, diffs, tasks, tw, b, alpha, seed, onehot)
     flipped = diffs * tw_row
@@ -360,9 +361,7 @@ def compare(
         lo, hi = cluster.ci_lo, cluster.ci_hi
     two_sided = correction == "none"
     member = (n > 0) & family_members(np.count_nonzero(tested_rows, axis=1), 2.0 * alpha)  # one-sided: 1 / 2^k <= alpha
-    p, method = sign_flip(
-        tested_rows, seed, refine_alpha=None if two_sided else 2.0 * alpha, family_bound=int(member.sum())
-    )
+    p, method = sign_flip(tested_rows)
     tie_free = np.where(unchanged | (np.abs(delta) <= TIE_ABS_TOL), 0.0, delta)
     decisions = decide(
         p, member, alpha, correction, one_sided_rows=None if two_sided else tested_rows, down=tie_free < 0

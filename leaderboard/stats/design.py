@@ -23,7 +23,7 @@ from .clustering import (
 )
 from .matrix import ScoreMatrix
 from .resampling import FloatArray
-from .weights import TaskWeights, task_weights
+from .weights import TaskWeights, normalised, task_weights
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,10 @@ def task_design(runs: Sequence[EvalRun], matrix: ScoreMatrix, cluster_by: Cluste
         names = tuple(sorted(set(label.values())))
         at = {c: k for k, c in enumerate(names)}
         cluster = np.array([at[label[t]] for t in matrix.task_ids], dtype=np.int64)
-    weight = task_weights(runs, matrix.task_ids) if weights == "apply" and matrix.weights is not None else None
+    # Only the ratios matter: scaled by a power of two (exact), no product or sum overflows.
+    weight = (
+        normalised(task_weights(runs, matrix.task_ids)) if weights == "apply" and matrix.weights is not None else None
+    )
     return Design(cluster, names, weight)
 
 

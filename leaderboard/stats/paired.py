@@ -28,7 +28,7 @@ from numpy.typing import NDArray
 
 from ..records import Why
 from .clustering import cr2, t_interval
-from .family import Correction, adjust, one_sided, refine_monte_carlo, step_levels, tasks_needed_at
+from .family import Correction, adjust, one_sided, step_levels, tasks_needed_at
 from .resampling import FloatArray
 from .significance import min_tasks, sign_flip_test
 from .ties import TIE_ABS_TOL, TIE_REL_TOL, tie_tolerance
@@ -121,22 +121,17 @@ def cluster_figures(
     return ClusterFigures(lo, hi, moments.clusters, np.sqrt(spread.variance * spread.clusters), spread.df)
 
 
-def sign_flip(
-    rows: FloatArray, seed: int, *, refine_alpha: float | None = None, family_bound: int = 0
-) -> tuple[FloatArray, NDArray[np.int8]]:
+def sign_flip(rows: FloatArray) -> tuple[FloatArray, NDArray[np.int8]]:
     """The two-sided sign-flip p of each row, and how it was computed.
 
-    ``refine_alpha``: a Monte Carlo p near its floor is drawn again, fine enough for Holm's first step
-    over a family of at most ``family_bound`` (family.refine_monte_carlo). Rows are tested in chunks:
-    a row's p depends on that row alone.
+    Rows are tested in chunks: a row's p depends on that row alone, and every p can reach any level a
+    family needs (significance.sign_flip_test has no Monte Carlo floor).
     """
     count = rows.shape[0]
     p, method = np.ones(count), np.zeros(count, dtype=np.int8)
     step = max(1, _TEST_CHUNK_ELEMENTS // max(1, rows.shape[1]))
     for start in range(0, count, step):
-        p[start : start + step], method[start : start + step] = sign_flip_test(rows[start : start + step], seed)
-    if refine_alpha is not None:
-        p = refine_monte_carlo(rows, p, method, refine_alpha, family_bound, seed)
+        p[start : start + step], method[start : start + step] = sign_flip_test(rows[start : start + step])
     return p, method
 
 

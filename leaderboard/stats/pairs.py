@@ -232,8 +232,6 @@ def pair_table(
         "nonzero": np.zeros(n_pairs, dtype=np.int64),
         "cluster_sd": np.full(n_pairs, np.nan),
     }
-    # The family's size is known after the tests; the Monte Carlo refinement needs only a bound on it.
-    tested = int(np.count_nonzero(engine.shared_counts[np.triu_indices(len(order), 1)] > 0))
     scores, present = engine.filled, matrix.present
     clustered = design.cluster is not None
     onehot = design.onehot if clustered else None
@@ -304,9 +302,7 @@ def pair_table(
             tested_rows = cluster_tied
         else:
             tested_rows = flipped
-        p, method = sign_flip(
-            tested_rows, engine.seed, refine_alpha=alpha if correction != "none" else None, family_bound=tested
-        )
+        p, method = sign_flip(tested_rows)
         cols["nonzero"][start:stop] = np.count_nonzero(tested_rows, axis=1)
         some = n > 0
         cols["mean_diff"][start:stop] = np.where(some, mean_raw, np.nan)
