@@ -178,14 +178,24 @@ def _run(args: argparse.Namespace) -> int:
         body = comment_body(
             board, key=args.comment_key or INPUTS["comment-key"].default, title=args.title or INPUTS["title"].default,
             run_url=None, commit=commit,
-            sections=sections.comment, lead=sections.lead,
+            sections=sections.comment, lead=sections.lead, outcome=sections.outcome, method=sections.method,
         )  # fmt: skip
         try:
             args.comment.write_text(body.text, encoding="utf-8")
         except OSError as exc:
             print(f"cannot write {args.comment}: {exc.strerror or exc}", file=sys.stderr)
             return 1
-    sys.stdout.write(full_markdown(board, title=args.title, commit=commit, sections=sections.full, lead=sections.lead))
+    sys.stdout.write(
+        full_markdown(
+            board,
+            title=args.title,
+            commit=commit,
+            sections=sections.full,
+            lead=sections.lead,
+            outcome=sections.outcome,
+            method=sections.method,
+        )
+    )
     return _gates(args, outcome)
 
 

@@ -88,6 +88,7 @@ class Outcome:
     comparison: Comparison | None  # with a baseline
     changes: TaskChanges | None  # the tasks behind each model's change (with a baseline)
     failures: Failures  # calls left out as failed, counted in every document
+    fail_on_regression: bool = False  # the regression gate is on: the documents say whether the check passes
 
     @property
     def top_model(self) -> str:
@@ -200,7 +201,7 @@ def run(
         except InvalidEvalRuns as exc:
             raise BaselineProblems(exc.problems) from exc
         changes = task_changes(baseline, runs, models=[m.model_id for m in comparison.models])
-    return Outcome(p, board, composite, required, comparison, changes, failures(runs))
+    return Outcome(p, board, composite, required, comparison, changes, failures(runs), options.fail_on_regression)
 
 
 def _resolved(options: Options, config: Config | None) -> Parameters:

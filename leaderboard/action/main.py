@@ -202,7 +202,13 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
     sections = plan(outcome, baseline=_shown(baseline), left_out=comment_note(session.report()))
     commit = _commit(settings, event)
     summary = summary_markdown(
-        board, title=settings.title, commit=commit, sections=sections.summary, lead=sections.lead
+        board,
+        title=settings.title,
+        commit=commit,
+        sections=sections.summary,
+        lead=sections.lead,
+        outcome=sections.outcome,
+        method=sections.method,
     )
     written = bool(settings.summary_path)  # appended below, once the files are written
     body = comment_body(
@@ -213,6 +219,8 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
         commit=commit,
         sections=sections.comment,
         lead=sections.lead,
+        outcome=sections.outcome,
+        method=sections.method,
         summary=summary if written else None,  # so the comment says truly what the summary holds
     ).text
     report, markdown = _write_files(settings, board, comment=body, commit=commit, sections=sections)
@@ -325,7 +333,13 @@ def _write_files(
         # Streamed: at millions of pairs the report is over a gigabyte, which a string would hold twice.
         "report.json": report,
         "leaderboard.md": full_markdown(
-            board, title=settings.title, commit=commit, sections=sections.full, lead=sections.lead
+            board,
+            title=settings.title,
+            commit=commit,
+            sections=sections.full,
+            lead=sections.lead,
+            outcome=sections.outcome,
+            method=sections.method,
         ),
         "comment.md": comment,
     }

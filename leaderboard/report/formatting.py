@@ -3,9 +3,9 @@
 * Three decimals by default; more where two different values would otherwise print alike.
 * Interval ends are rounded outward, so the printed interval contains the computed one.
 * A significant difference never prints an interval end of 0 or of the wrong sign (more
-  decimals until it does not); a non-significant one always prints an interval that
-  contains 0 (when the bootstrap interval excludes 0 but the exact test does not confirm
-  it, it is shown extended to 0 and marked).
+  decimals until it does not); a non-significant one prints the interval as computed (rounded
+  outward), and where that interval excludes 0 but the test did not confirm the difference, the
+  words beside it say so: an interval is never moved.
 * One interval style everywhere: ``[lo, hi]``; differences are signed.
 * Model labels are whole ids up to LABEL_WIDTH characters; longer ones are shortened in
   the middle (the end usually tells versions apart), and no two labels are ever alike.
@@ -24,9 +24,8 @@ LABEL_WIDTH = 48
 ELLIPSIS = "…"
 MINUS = "−"
 DASH = "—"
-EXTENDED = "†"
 # A no-break space inside an interval: a narrow column wraps before "[", never inside it.
-SEP = ",\u00a0"  # marks an interval extended to 0 because the exact test overruled the bootstrap
+SEP = ",\u00a0"
 
 
 def _plain(value: float, decimals: int) -> str:
@@ -89,18 +88,18 @@ def no_interval(n_clusters: int | None) -> str:
 def difference(
     value: float, lo: float, hi: float, significant: bool, decimals: int = DECIMALS, *, missing: str = DASH
 ) -> tuple[str, str, bool]:
-    """(signed value, signed interval, extended) for a difference and the decision made on it.
+    """(signed value, signed interval, unconfirmed) for a difference and the decision made on it.
 
     Significant: more decimals until neither the value nor an end prints as 0 or with the
-    wrong sign. Not significant: the printed interval contains 0; ``extended`` says it had
-    to be stretched to 0 (the bootstrap interval excluded 0, the exact test disagreed).
+    wrong sign. Not significant: the computed interval, rounded outward; ``unconfirmed`` says it
+    excludes 0 although the test did not confirm the difference (the caller says so in words).
     A difference without an interval (one cluster) is still shown; ``missing`` stands for the interval.
     """
     if math.isnan(value):
         return DASH, DASH, False
     if math.isnan(lo) or math.isnan(hi):
         return signed(value, decimals), missing, False
-    extended = False
+    unconfirmed = False
     if significant:
         d = decimals
         while d < MAX_DECIMALS:
@@ -113,12 +112,9 @@ def difference(
         low, high = _floor(lo, decimals), _ceil(hi, decimals)
     else:
         low, high = _floor(lo, decimals), _ceil(hi, decimals)
-        if low > 0:
-            low, extended = 0.0, True
-        if high < 0:
-            high, extended = 0.0, True
+        unconfirmed = lo > 0 or hi < 0
     text = f"[{signed(low, decimals)}{SEP}{signed(high, decimals)}]"
-    return signed(value, decimals), text + (EXTENDED if extended else ""), extended
+    return signed(value, decimals), text, unconfirmed
 
 
 def shorten(text: str, width: int = LABEL_WIDTH, head: int | None = None) -> str:
@@ -188,6 +184,16 @@ def p_value(p: float, alpha: float | None = None) -> str:
         text = f"{p:.{digits}g}"
         digits += 1
     return text
+
+
+def delta_text(value: float) -> str:
+    """A difference in running text: signed, as the tables print it."""
+    return signed(value)
+
+
+def magnitude_text(value: float) -> str:
+    """A size (a detectable difference) in running text, unsigned."""
+    return number(abs(value))
 
 
 def count(n: int, noun: str, plural: str | None = None) -> str:

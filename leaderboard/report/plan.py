@@ -31,6 +31,7 @@ from . import task_changes as tasks
 from .composite import ACCURACY_HEADING, composite_dict, composite_section, composite_verdict
 from .failures import failures_dict, failures_markdown
 from .markdown import md_code, md_text
+from .outcome import outcome_line
 
 Kind = Literal["comment", "summary", "full"]
 KINDS: tuple[Kind, ...] = ("comment", "summary", "full")
@@ -77,6 +78,8 @@ class Plan:
     full: tuple[str, ...]
     lead: str | None
     report: Mapping[str, dict[str, object] | None]  # write_json's keyword arguments
+    outcome: str | None = None  # the first line: the pull request's outcome (None: no baseline, no required task)
+    method: tuple[str, ...] = ()  # the sections' method, for the one collapsed "How to read this" block
 
 
 def files_described(files: Sequence[str], records: int) -> str:
@@ -101,14 +104,25 @@ def plan(outcome: Outcome, *, baseline: Compared | Missing | None = None, left_o
             "required": required_dict(outcome.required) if outcome.required is not None else None,
             "failures": failures_dict(outcome.failures),
         },
+        outcome=outcome_line(outcome),
+        method=_method(outcome),
     )
+
+
+def _method(outcome: Outcome) -> tuple[str, ...]:
+    out: list[str] = []
+    if outcome.comparison is not None:
+        out.append(compared.rule_text(outcome.comparison))
+        if outcome.changes is not None and (words := tasks.legend(outcome.changes)) is not None:
+            out.append(words)
+    return tuple(out)
 
 
 def _sections(
     kind: Kind, outcome: Outcome, baseline: Compared | Missing | None, left_out: str | None
 ) -> tuple[str, ...]:
     parts: list[str] = []
-    if outcome.required is not None:
+    if outcome.required is not None and not outcome.required.passed:
         parts.append(tasks.required_markdown(outcome.required, limit=_REQUIRED_ROWS[kind]))
     if isinstance(baseline, Missing):
         parts.append(compared.no_baseline_markdown(baseline.described))

@@ -8,28 +8,18 @@ one sentence reads the same wherever it appears.
 
 from __future__ import annotations
 
-import math
-
 from ..records import Reason, Why
 from ..stats.clustering import FEW_DF
 from ..stats.family import Detectable
+from .formatting import p_value
 
 # How each sign-flip method (significance.METHOD_NAMES' order) is named in a reason.
 TEST_WORDS = ("no test", "exact test", "exact McNemar test", "Monte Carlo test", "normal-approximation test")
 
 
 def p_text(p: float, alpha: float) -> str:
-    """p to 3 significant digits, more where that would print it on the other side of ``alpha``.
-
-    A reason reads "p = 0.05" beside "not significant" when p is 0.05004: the words would contradict
-    the decision they explain.
-    """
-    digits = 3
-    text = f"{p:.{digits}g}"
-    while math.isfinite(p) and (float(text) <= alpha) != (p <= alpha) and digits < 17:
-        digits += 1
-        text = f"{p:.{digits}g}"
-    return text
+    """p as every table prints it (:func:`~leaderboard.report.formatting.p_value`): one rounding everywhere."""
+    return p_value(p, alpha)
 
 
 def reason_text(reason: Reason) -> str:

@@ -21,8 +21,8 @@ from .formatting import (
     tasks_cell,
 )
 from .markdown import confidence_label, md_code
-from .reasons import needed_words, reason_text
-from .verdict import ORDINAL, cluster_size, inline, oriented
+from .reasons import reason_text
+from .verdict import ORDINAL, inline, oriented
 
 PAIRS_SHOWN = 1000  # in a document without a size limit; the JSON report has every pair
 FEW_CATEGORY_TASKS = 5
@@ -92,15 +92,9 @@ def table_pieces(board: Leaderboard) -> Pieces:
         if pair.significant:
             return f"{CHECK} yes"
         reason = reason_text(pair.reason) if pair.reason else "not significant"
-        if pair.clusters_needed is not None and pair.n_shared and pair.n_clusters is not None:
-            if pair.clusters_needed <= pair.n_clusters:
-                reason += f"; {pair.n_clusters:,} shared clusters not enough"
-            else:
-                reason += f"; ~{pair.clusters_needed:,} clusters of ~{cluster_size(pair)} tasks would tell"
-        elif pair.n_shared and pair.n_clusters is None:
-            words = needed_words(pair.tasks_needed, pair.n_shared, short=True)
-            if words:
-                reason += f"; {words}"
+        if pair.ci_lo > 0 or pair.ci_hi < 0:
+            # The interval alone would say yes: say in words that the test did not confirm it.
+            reason = f"the test did not confirm it ({reason})"
         return f"no: {reason}"
 
     leader_head = "\n".join(
