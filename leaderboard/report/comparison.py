@@ -20,9 +20,11 @@ Every id is shown through :func:`~leaderboard.report.markdown.md_code`, as a lab
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Callable, Sequence
 
+from ..records import Why
 from ..stats.comparison import Comparison, ModelChange
 from ..stats.significance import min_tasks
 from ..validation import printable
@@ -78,7 +80,7 @@ def verdict_text(change: ModelChange, tolerance: float) -> str:
         if change.n_shared == 0:
             return "➖ not compared: no shared tasks"
         reason = reason_text(change.reason) if change.reason else "not significant"
-        if shown_interval(change)[2]:
+        if shown_interval(change)[2] and change.reason is not None and change.reason.why is Why.TEST:
             return f"{MARKS[change.verdict]}: the test did not confirm it ({reason})"
         return f"{MARKS[change.verdict]} ({reason})"
     if change.verdict == "within tolerance":
@@ -282,7 +284,7 @@ def _build(
         # Nothing changed: the whole section is one collapsed line, so the answer above stays short.
         body = [baseline_md, headline(comparison), table(rest[:quiet], comparison) if rest[:quiet] else "", more]
         body += ["\n".join(lines)] if lines else []
-        summary = f"Compared with the baseline: {_summary_words(comparison)}"
+        summary = f"{html.escape(title, quote=False)}: {_summary_words(comparison)}"
         return f"<details><summary>{summary}</summary>\n\n" + "\n\n".join(p for p in body if p) + "\n\n</details>"
     parts = [f"### {title}", baseline_md, headline(comparison)]
     if detected[:changed]:
@@ -472,5 +474,5 @@ def gate_line(change: ModelChange, alpha: float) -> str:
     bounds = f"{(1 - alpha) * 100:.6g}% CI {ci}" if ci else no_interval(change.n_clusters)
     return (
         f"{printable(change.model_id)}: Δ {delta}, {bounds}, over {change.n_shared} "
-        f"shared tasks, {change.test} p = {p_text(change.p_value, alpha)}{adjusted}"
+        f"shared tasks, {change.test} {p_text(change.p_value, alpha)}{adjusted}"
     )

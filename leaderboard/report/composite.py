@@ -35,8 +35,8 @@ def too_close_sentence(
         )
     elif close.tasks_needed is not None:
         head = (
-            f"{a} and {b} are too close to call on accuracy — about {close.tasks_needed:,} tasks in total "
-            f"would separate them (this suite has {close.n_tasks:,})."
+            f"{a} and {b} are too close to call on accuracy — this suite of {close.n_tasks:,} tasks cannot "
+            "resolve a gap this small."
         )
     else:
         head = (
@@ -130,9 +130,9 @@ def composite_verdict(result: CompositeBoard) -> str:
         if close.tasks_needed and close.tasks_needed <= close.n_shared:
             needed = f"their {close.n_shared:,} shared tasks are not enough at this level"
         elif close.tasks_needed:
-            needed = f"about {close.tasks_needed:,} tasks in total would separate them"
+            needed = "this suite cannot resolve a gap this small"
         else:
-            needed = "the suite cannot say how many tasks would separate them"
+            needed = "they score alike on the tasks both ran"
         if close.differing:
             text += f"; the two are too close to call on accuracy ({needed}), so the gap comes from the other metrics"
         else:

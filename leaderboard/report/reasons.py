@@ -18,8 +18,9 @@ TEST_WORDS = ("no test", "exact test", "exact McNemar test", "Monte Carlo test",
 
 
 def p_text(p: float, alpha: float) -> str:
-    """p as every table prints it (:func:`~leaderboard.report.formatting.p_value`): one rounding everywhere."""
-    return p_value(p, alpha)
+    """ "p = 0.052" or "p < 0.001", rounded as every table prints p (:func:`~leaderboard.report.formatting.p_value`)."""
+    shown = p_value(p, alpha)
+    return f"p {shown}" if shown.startswith("<") else f"p = {shown}"
 
 
 def reason_text(reason: Reason) -> str:
@@ -45,7 +46,7 @@ def reason_text(reason: Reason) -> str:
     else:
         test = f"cluster {TEST_WORDS[reason.test]}" if reason.clustered else TEST_WORDS[reason.test]
         test = f"one-sided {test}" if reason.one_sided else test
-    return f"{test} p = {p_text(reason.p, alpha)}"
+    return f"{test} {p_text(reason.p, alpha)}"
 
 
 def needed_words(needed: int | None, n_shared: int, what: str = "tell", *, short: bool = False) -> str | None:

@@ -6,7 +6,7 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..records import PairwiseDiff
+from ..records import PairwiseDiff, Why
 from ..stats.analysis import Leaderboard
 from .formatting import (
     DASH,
@@ -92,7 +92,7 @@ def table_pieces(board: Leaderboard) -> Pieces:
         if pair.significant:
             return f"{CHECK} yes"
         reason = reason_text(pair.reason) if pair.reason else "not significant"
-        if pair.ci_lo > 0 or pair.ci_hi < 0:
+        if (pair.ci_lo > 0 or pair.ci_hi < 0) and pair.reason is not None and pair.reason.why is Why.TEST:
             # The interval alone would say yes: say in words that the test did not confirm it.
             reason = f"the test did not confirm it ({reason})"
         return f"no: {reason}"
