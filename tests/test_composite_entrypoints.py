@@ -50,7 +50,7 @@ def test_the_cli_ranks_on_the_configuration_with_disqualified_models_and_the_too
     assert "| 1 | `sim_small` |" in out and "| 2 | `sim_frontier` |" in out
     assert "| — | `sim_tiny` | DISQUALIFIED |" in out
     assert "- ✗ `sim_tiny`: accuracy 50\\.0% below the required 70\\.0%" in out
-    assert TOO_CLOSE in out and "Any gap between them here is coming from cost and speed." in out
+    assert TOO_CLOSE in out and "so the gap comes from the other metrics" in out
 
 
 def test_with_a_composite_the_first_sentence_names_the_composite_winner_and_the_accuracy_table_is_headed() -> None:

@@ -230,13 +230,20 @@ def _section(result: CompositeBoard, max_rows: int, max_warnings: int, warning_m
     for entry in result.disqualified[:max_rows]:
         lines.append(_row(cells(entry, DASH, "DISQUALIFIED")))
     parts = ["### Composite ranking\n\n" + "\n".join(lines)]
-    if result.too_close is not None:
-        parts.append(too_close_sentence(result.too_close, _inline, _name, limit=MAX_NAMED))
+    # The top two too close to call: the verdict above says so; a pair further down is said here.
+    close = result.too_close
+    if close is not None and [close.model_a, close.model_b] != [e.model_id for e in result.ranked[:2]]:
+        parts.append(too_close_sentence(close, _inline, _name, limit=MAX_NAMED))
     if result.disqualified:
         reasons = [
             f"- ✗ {_inline(label[entry.model_id])}: {_reasons(entry)}" for entry in result.disqualified[:max_rows]
         ]
-        parts.append("\n".join(reasons))
+        why = (
+            "Why 1 model is disqualified"
+            if len(result.disqualified) == 1
+            else (f"Why {len(result.disqualified):,} models are disqualified")
+        )
+        parts.append(f"<details><summary>{why}</summary>\n\n" + "\n".join(reasons) + "\n\n</details>")
     hidden = max(0, len(result.ranked) - max_rows) + max(0, len(result.disqualified) - max_rows)
     if hidden:
         parts.append(f"{hidden} more models are in the JSON report (`composite`).")
@@ -245,16 +252,20 @@ def _section(result: CompositeBoard, max_rows: int, max_warnings: int, warning_m
         parts.append(_unmatched(result, warning_models))
     if not result.ranked:
         parts.append("**Every model is disqualified**: no model meets the constraints.")
+    return "\n\n".join(parts)
+
+
+def composite_method(result: CompositeBoard) -> str:
+    """How the composite is made, for the method block."""
     terms = [(name, w) for name, w in result.weights.items() if w > 0]
     weights = " + ".join(f"{w:.2f} × {_how(name, result.normalization[name])}" for name, w in terms[:MAX_TERMS])
     if len(terms) > MAX_TERMS:
         weights += f" + {len(terms) - MAX_TERMS:,} more terms (the JSON report's `composite.weights`)"
-    parts.append(
-        f"<sub>Composite = {weights}; ties broken by {_name(result.tie_breaker)}. Cost is the mean over completed "
+    return (
+        f"**The composite** = {weights}; ties broken by {_name(result.tie_breaker)}. Cost is the mean over completed "
         "calls ×1000 and unknown if any completed call is unpriced; failed calls count only in the error rate. "
-        "A disqualified model is not ranked.</sub>"
+        "A disqualified model is not ranked."
     )
-    return "\n\n".join(parts)
 
 
 def _number(value: float | None) -> float | None:

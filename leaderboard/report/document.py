@@ -95,7 +95,7 @@ def log_text(board: Leaderboard, *, lead: str | None = None) -> str:
 
 def how_to_read(board: Leaderboard, method: Sequence[str], *, extended: bool) -> str:
     """The one collapsed block about method: plain words first, then the method's names and figures."""
-    parts = [plain_words(board, compared=bool(method))]
+    parts = [plain_words(board, compared=any(m.startswith("**The baseline comparison**") for m in method))]
     parts.append(settings_line(board))
     scope = scope_line(board)
     if scope is not None:

@@ -28,7 +28,7 @@ from ..stats.comparison import Comparison
 from ..stats.task_changes import TaskChanges
 from . import comparison as compared
 from . import task_changes as tasks
-from .composite import ACCURACY_HEADING, composite_dict, composite_section, composite_verdict
+from .composite import ACCURACY_HEADING, composite_dict, composite_method, composite_section, composite_verdict
 from .failures import failures_dict, failures_markdown
 from .markdown import md_code, md_text
 from .outcome import outcome_line
@@ -111,6 +111,8 @@ def plan(outcome: Outcome, *, baseline: Compared | Missing | None = None, left_o
 
 def _method(outcome: Outcome) -> tuple[str, ...]:
     out: list[str] = []
+    if outcome.composite is not None:
+        out.append(composite_method(outcome.composite))
     if outcome.comparison is not None:
         out.append(compared.rule_text(outcome.comparison))
         if outcome.changes is not None and (words := tasks.legend(outcome.changes)) is not None:

@@ -1,0 +1,209 @@
+"""How a reviewer reads the comment: the answer first, the method one click away.
+
+"Visible" is what GitHub shows before anything is expanded: the text outside ``<details>`` blocks
+(a block's ``<summary>`` line is visible). "Caveats" are the visible paragraphs that qualify the
+answer rather than give it: notes (``- `` bullets, ``> `` quotes, ``⚠`` lines) and small print
+(``<sub>``), except the one line of context under the verdict.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import EXAMPLE, REALDATA, ROOT
+
+SWEBENCH = REALDATA / "swebench_verified.jsonl"
+AGENT = ROOT / "examples" / "agent-suite"
+DROPPING = "20251124_mini-v1.16.0_claude-opus-4-5-20251101"
+METHOD_TERMS = (
+    "Holm",
+    "step-down",
+    "sign flip",
+    "sign-flip",
+    "McNemar",
+    "Wilson",
+    "CR2",
+    "Bell–McCaffrey",
+    "Bell-McCaffrey",
+    "effective df",
+    "normal approximation",
+    "normal-approximation",
+    "median spread",
+    "math.isclose",
+    "bootstrap",
+    "permutation",
+)
+
+
+def visible(body: str) -> str:
+    """The body as first shown: every ``<details>`` block reduced to its summary line; no HTML comment."""
+    body = re.sub(r"<!--.*?-->", "", body, flags=re.S)
+    while "<details>" in body:
+        body = re.sub(
+            r"<details><summary>(.*?)</summary>(?:(?!<details>).)*?</details>", r"\1", body, count=1, flags=re.S
+        )
+    return body
+
+
+def words(text: str) -> int:
+    return len(re.findall(r"[^\s|:\-]+", re.sub(r"<[^>]+>", " ", text)))
+
+
+def caveat_share(body: str) -> tuple[int, int]:
+    """(caveat words, visible words) of a body."""
+    shown = visible(body)
+    paragraphs = [p for p in shown.split("\n\n") if p.strip()]
+    context = next((p for p in paragraphs if p.startswith("<sub>") and " × " in p), None)
+    caveats = [p for p in paragraphs if p is not context and (p.startswith(("- ", "> ", "⚠", "<sub>")) or "\n- " in p)]
+    # A warning joined to the verdict's paragraph is a caveat too.
+    joined = sum(words(p[p.index(" ⚠") :]) for p in paragraphs if " ⚠" in p and p not in caveats)
+    return sum(words(p) for p in caveats) + joined, sum(words(p) for p in paragraphs)
+
+
+def swebench_with_a_drop(path: Path) -> Path:
+    """SWE-bench Verified with 15 of one model's resolved instances turned unresolved (a 3-point drop)."""
+    lines, turned = [], 0
+    for line in SWEBENCH.read_text().splitlines():
+        record = json.loads(line)
+        if record["model_id"] == DROPPING and record["score"] == 1.0 and turned < 15:
+            record["score"], turned = 0.0, turned + 1
+        lines.append(json.dumps(record))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def cases(tmp: Path) -> dict[str, list[str]]:
+    return {
+        "example": [str(EXAMPLE)],
+        "swebench": [str(SWEBENCH)],
+        "regression-gate": [
+            str(swebench_with_a_drop(tmp / "head.jsonl")), "--baseline", str(SWEBENCH), "--fail-on-regression",
+        ],
+        "green-gate": [str(SWEBENCH), "--baseline", str(SWEBENCH), "--fail-on-regression"],
+        "required": [str(EXAMPLE), "--required-tasks", "ArguAna,STS1*", "--required-score", "0.6"],
+        "composite": [str(AGENT / "runs.jsonl"), "--config", str(AGENT / "leaderboard.yml")],
+        "cluster-category": [str(EXAMPLE), "--cluster-by", "category"],
+    }  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def comments(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, int]]:
+    if not SWEBENCH.exists():
+        pytest.skip("../shared is not beside the repository")
+    tmp = tmp_path_factory.mktemp("reading")
+    out: dict[str, tuple[str, int]] = {}
+    for name, args in cases(tmp).items():
+        path = tmp / f"{name}.md"
+        done = subprocess.run(
+            [sys.executable, "-m", "leaderboard", *args, "--comment", str(path)], capture_output=True, text=True,
+            cwd=ROOT, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )  # fmt: skip
+        assert done.returncode in (0, 1), done.stderr
+        out[name] = (path.read_text(), done.returncode)
+    return out
+
+
+def first_line(body: str) -> str:
+    return [p for p in visible(body).split("\n\n") if p.strip() and not p.startswith("## ")][0]
+
+
+def test_a_failing_gate_says_so_first_naming_the_model_its_change_and_its_newly_failing_tasks(
+    comments: dict[str, tuple[str, int]],
+) -> None:
+    body, code = comments["regression-gate"]
+    assert code == 1
+    assert first_line(body) == (
+        f"❌ **1 regression** — this check fails: `{DROPPING}` −0.030 (15 newly failing of 500)."
+    )
+
+
+def test_a_passing_gate_says_so_first(comments: dict[str, tuple[str, int]]) -> None:
+    body, code = comments["green-gate"]
+    assert code == 0
+    assert first_line(body) == "✅ **No regressions** across 12 models (every score the same) — this check passes."
+
+
+def test_failing_required_tasks_come_first(comments: dict[str, tuple[str, int]]) -> None:
+    body, code = comments["required"]
+    assert code == 1 and first_line(body) == "❌ **4 required-task failures** in 4 models — this check fails."
+
+
+def test_without_a_baseline_the_verdict_comes_first(comments: dict[str, tuple[str, int]]) -> None:
+    assert first_line(comments["example"][0]).startswith("**`Qwen/Qwen3-Embedding-0.6B` is best**")
+
+
+@pytest.mark.parametrize(
+    "case", ["example", "swebench", "regression-gate", "green-gate", "required", "composite", "cluster-category"]
+)
+def test_caveats_are_at_most_a_quarter_of_the_visible_words(comments: dict[str, tuple[str, int]], case: str) -> None:
+    caveats, total = caveat_share(comments[case][0])
+    assert caveats * 4 <= total, (caveats, total)
+
+
+@pytest.mark.parametrize(
+    "case", ["example", "swebench", "regression-gate", "green-gate", "required", "composite", "cluster-category"]
+)
+def test_no_method_term_is_visible_and_the_method_is_one_collapsed_block(
+    comments: dict[str, tuple[str, int]], case: str
+) -> None:
+    body = comments[case][0]
+    shown = visible(body)
+    assert [t for t in METHOD_TERMS if t.lower() in shown.lower()] == []
+    assert body.count("<details><summary>How to read this</summary>") == 1
+
+
+@pytest.mark.parametrize(
+    "case", ["example", "swebench", "regression-gate", "green-gate", "required", "composite", "cluster-category"]
+)
+def test_no_document_says_how_many_tasks_would_tell(comments: dict[str, tuple[str, int]], case: str) -> None:
+    body = comments[case][0]
+    assert not re.search(r"would (tell|separate|detect)", body), case
+    assert " over the 0 " not in body
+
+
+def test_unchanged_models_are_counted_and_their_rows_collapsed(comments: dict[str, tuple[str, int]]) -> None:
+    body = comments["regression-gate"][0]
+    shown = visible(body)
+    assert "= unchanged" not in shown and "11 models with no detectable change" in shown
+    assert body.count("= unchanged") == 11  # in the collapsed block
+
+
+def test_categories_are_rows_never_columns(comments: dict[str, tuple[str, int]]) -> None:
+    body = comments["regression-gate"][0]
+    block = body.split("<summary>Δ by category")[1].split("</details>")[0]
+    header = next(line for line in block.splitlines() if line.startswith("| Model"))
+    assert header == "| Model | Category | Δ | Shared tasks |"
+    assert f"| `{DROPPING}` | `astropy/astropy` | −0.500 | 22 |" in block
+
+
+def test_no_interval_is_moved_to_zero(comments: dict[str, tuple[str, int]]) -> None:
+    for body, _ in comments.values():
+        assert "†" not in body
+    swebench = comments["swebench"][0]
+    # Pairs whose interval excludes 0 but which the test did not confirm keep their interval and say so.
+    unconfirmed = [line for line in swebench.splitlines() if "the test did not confirm it" in line]
+    assert unconfirmed and all(re.search(r"\[\+0\.\d{3},", line) for line in unconfirmed)
+
+
+def test_the_green_case_is_at_most_five_visible_lines_above_the_leaderboard(
+    comments: dict[str, tuple[str, int]],
+) -> None:
+    shown = visible(comments["green-gate"][0])
+    above = shown[: shown.index("| Rank |")]
+    lines = [line for line in above.splitlines() if line.strip()]
+    assert len(lines) <= 5, lines
+
+
+def test_the_verdict_gap_says_it_is_on_the_shared_tasks(comments: dict[str, tuple[str, int]]) -> None:
+    assert "by +0.032 on the 40 tasks both ran (95% CI [+0.011," in comments["example"][0]
+
+
+def test_a_warning_that_changes_the_answer_is_in_the_answer(comments: dict[str, tuple[str, int]]) -> None:
+    verdict = first_line(comments["example"][0])
+    assert verdict.startswith("**`Qwen/Qwen3-Embedding-0.6B` is best**") and "⚠ Tasks in the same category" in verdict
