@@ -110,7 +110,7 @@ def comments(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, i
 
 
 def first_line(body: str) -> str:
-    return [p for p in visible(body).split("\n\n") if p.strip() and not p.startswith("## ")][0]
+    return next(p for p in visible(body).split("\n\n") if p.strip() and not p.startswith("## "))
 
 
 def test_a_failing_gate_says_so_first_naming_the_model_its_change_and_its_newly_failing_tasks(
