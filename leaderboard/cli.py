@@ -17,6 +17,7 @@ from .report.comparison import gate_line
 from .report.document import Commit, comment_body, full_markdown
 from .report.failures import failures_line
 from .report.json_report import write_json
+from .report.plain import plain_text
 from .report.plan import Compared, files_described, plan
 from .required import UnmatchedPatterns
 from .required import split_patterns as split_required
@@ -185,17 +186,12 @@ def _run(args: argparse.Namespace) -> int:
         except OSError as exc:
             print(f"cannot write {args.comment}: {exc.strerror or exc}", file=sys.stderr)
             return 1
-    sys.stdout.write(
-        full_markdown(
-            board,
-            title=args.title,
-            commit=commit,
-            sections=sections.full,
-            lead=sections.lead,
-            outcome=sections.outcome,
-            method=sections.method,
-        )
-    )
+    document = full_markdown(
+        board, title=args.title, commit=commit, sections=sections.full, lead=sections.lead,
+        outcome=sections.outcome, method=sections.method,
+    )  # fmt: skip
+    # A terminal reads plain text; piped, or beside --comment, the markdown itself.
+    sys.stdout.write(plain_text(document) if args.comment is None and sys.stdout.isatty() else document)
     return _gates(args, outcome)
 
 

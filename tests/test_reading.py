@@ -8,6 +8,7 @@ answer rather than give it: notes (``- `` bullets, ``> `` quotes, ``⚠`` lines)
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -17,6 +18,9 @@ from pathlib import Path
 
 import pytest
 from conftest import EXAMPLE, REALDATA, ROOT
+
+from leaderboard.cli import main as cli_main
+from leaderboard.report.plain import plain_text
 
 SWEBENCH = REALDATA / "swebench_verified.jsonl"
 AGENT = ROOT / "examples" / "agent-suite"
@@ -207,3 +211,29 @@ def test_the_verdict_gap_says_it_is_on_the_shared_tasks(comments: dict[str, tupl
 def test_a_warning_that_changes_the_answer_is_in_the_answer(comments: dict[str, tuple[str, int]]) -> None:
     verdict = first_line(comments["example"][0])
     assert verdict.startswith("**`Qwen/Qwen3-Embedding-0.6B` is best**") and "⚠ Tasks in the same category" in verdict
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_cli_prints_plain_text_to_a_terminal_and_markdown_when_piped(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stdout", terminal)
+    assert cli_main([str(EXAMPLE)]) == 0
+    text = terminal.getvalue()
+    assert not re.search(r"</?[a-z]+[^>]*>", text) and "**" not in text and "`" not in text
+    assert text.startswith("Qwen/Qwen3-Embedding-0.6B is best")
+    assert "▸ How to read this" in text
+    monkeypatch.undo()
+    assert cli_main([str(EXAMPLE)]) == 0
+    piped = capsys.readouterr().out
+    assert piped.startswith("**`Qwen/Qwen3-Embedding-0.6B` is best**") and "<details>" in piped
+
+
+def test_the_plain_view_lines_up_table_columns() -> None:
+    text = plain_text("| A | Bb |\n|:--|--:|\n| `x` | 1 |\n| `long` | 22 |\n")
+    assert text == "A     Bb\n----  --\nx     1\nlong  22\n"
