@@ -16,11 +16,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
-from conftest import EXAMPLE, REALDATA, ROOT
+from conftest import EXAMPLE, REALDATA, ROOT, run
 
 from leaderboard.cli import main as cli_main
+from leaderboard.pipeline import Options
+from leaderboard.pipeline import run as pipeline_run
+from leaderboard.report.document import COMMENT_LIMIT, comment_body, comment_length
 from leaderboard.report.plain import plain_text
+from leaderboard.report.plan import Compared, plan
 
 SWEBENCH = REALDATA / "swebench_verified.jsonl"
 AGENT = ROOT / "examples" / "agent-suite"
@@ -237,3 +242,25 @@ def test_the_cli_prints_plain_text_to_a_terminal_and_markdown_when_piped(
 def test_the_plain_view_lines_up_table_columns() -> None:
     text = plain_text("| A | Bb |\n|:--|--:|\n| `x` | 1 |\n| `long` | 22 |\n")
     assert text == "A     Bb\n----  --\nx     1\nlong  22\n"
+
+
+def test_500_models_fit_one_comment_with_the_outcome_the_top_group_and_every_changed_model() -> None:
+    rng = np.random.default_rng(3)
+    scores = rng.uniform(0.2, 0.8, (500, 30))
+    ids = [f"organisation-{m:03d}/" + "model-family-name-" * 2 + f"{m:03d}" for m in range(500)]
+    base = [run(ids[m], f"task-{t:02d}", float(scores[m, t]), f"c{t % 6}") for m in range(500) for t in range(30)]
+    moved = scores.copy()
+    moved[:40] -= 0.05
+    pr = [run(ids[m], f"task-{t:02d}", float(moved[m, t]), f"c{t % 6}") for m in range(500) for t in range(30)]
+    outcome = pipeline_run(Options(b=400, fail_on_regression=True), pr, baseline=base)
+    sections = plan(outcome, baseline=Compared("**Baseline:** `main`."))
+    body = comment_body(
+        outcome.board, key="k", title="Evals", run_url=None, sections=sections.comment, lead=sections.lead,
+        outcome=sections.outcome, method=sections.method,
+    ).text  # fmt: skip
+    assert comment_length(body) <= COMMENT_LIMIT
+    assert first_line(body).startswith("❌ **40 regressions** — this check fails: ")
+    assert "statistically tied for first" in body or "is best" in body
+    changed = body.split("<details>")[0]
+    assert changed.count("| ❌ **regressed** |") == 40  # every regressed model, in the open
+    assert "Not shown here" in body and "`leaderboard.md`" in body
