@@ -89,6 +89,7 @@ class Outcome:
     changes: TaskChanges | None  # the tasks behind each model's change (with a baseline)
     failures: Failures  # calls left out as failed, counted in every document
     fail_on_regression: bool = False  # the regression gate is on: the documents say whether the check passes
+    unit_scores: bool = False  # every score is in [0, 1]: the documents may show percentages
 
     @property
     def top_model(self) -> str:
@@ -201,7 +202,17 @@ def run(
         except InvalidEvalRuns as exc:
             raise BaselineProblems(exc.problems) from exc
         changes = task_changes(baseline, runs, models=[m.model_id for m in comparison.models])
-    return Outcome(p, board, composite, required, comparison, changes, failures(runs), options.fail_on_regression)
+    return Outcome(
+        p,
+        board,
+        composite,
+        required,
+        comparison,
+        changes,
+        failures(runs),
+        options.fail_on_regression,
+        unit_scores=all(0.0 <= r.score <= 1.0 for r in runs if r.score is not None),
+    )
 
 
 def _resolved(options: Options, config: Config | None) -> Parameters:

@@ -128,7 +128,7 @@ def test_a_failing_gate_says_so_first_naming_the_model_its_change_and_its_newly_
     body, code = comments["regression-gate"]
     assert code == 1
     assert first_line(body) == (
-        f"❌ **1 regression** — this check fails: `{DROPPING}` −0.030 (15 newly failing of 500)."
+        f"❌ **1 regression** — this check fails: `{DROPPING}` −3.0 pts (15 newly failing of 500)."
     )
 
 
@@ -187,8 +187,8 @@ def test_categories_are_rows_never_columns(comments: dict[str, tuple[str, int]])
     body = comments["regression-gate"][0]
     block = body.split("<summary>Δ by category")[1].split("</details>")[0]
     header = next(line for line in block.splitlines() if line.startswith("| Model"))
-    assert header == "| Model | Category | Δ | Shared tasks |"
-    assert f"| `{DROPPING}` | `astropy/astropy` | −0.500 | 22 |" in block
+    assert header == "| Model | Category | Δ (pts) | Shared tasks |"
+    assert f"| `{DROPPING}` | `astropy/astropy` | −50.0 | 22 |" in block
 
 
 def test_no_interval_is_moved_to_zero(comments: dict[str, tuple[str, int]]) -> None:
@@ -197,7 +197,7 @@ def test_no_interval_is_moved_to_zero(comments: dict[str, tuple[str, int]]) -> N
     swebench = comments["swebench"][0]
     # Pairs whose interval excludes 0 but which the test did not confirm keep their interval and say so.
     unconfirmed = [line for line in swebench.splitlines() if "the test did not confirm it" in line]
-    assert unconfirmed and all(re.search(r"\[\+0\.\d{3},", line) for line in unconfirmed)
+    assert unconfirmed and all(re.search(r"\[\+\d+\.\d,", line) for line in unconfirmed)
 
 
 def test_the_green_case_is_at_most_five_visible_lines_above_the_leaderboard(
@@ -210,7 +210,7 @@ def test_the_green_case_is_at_most_five_visible_lines_above_the_leaderboard(
 
 
 def test_the_verdict_gap_says_it_is_on_the_shared_tasks(comments: dict[str, tuple[str, int]]) -> None:
-    assert "by +0.032 on the 40 tasks both ran (95% CI [+0.011," in comments["example"][0]
+    assert "by +3.2 pts on the 40 tasks both ran (95% CI [+1.1," in comments["example"][0]
 
 
 def test_a_warning_that_changes_the_answer_is_in_the_answer(comments: dict[str, tuple[str, int]]) -> None:
@@ -264,3 +264,24 @@ def test_500_models_fit_one_comment_with_the_outcome_the_top_group_and_every_cha
     changed = body.split("<details>")[0]
     assert changed.count("| ❌ **regressed** |") == 40  # every regressed model, in the open
     assert "Not shown here" in body and "`leaderboard.md`" in body
+
+
+def test_scores_in_0_1_read_as_percent_and_differences_as_points(comments: dict[str, tuple[str, int]]) -> None:
+    body = comments["regression-gate"][0]
+    assert f"| `{DROPPING}` | 74.4% | 71.4% | −3.0 [−4.8,\u00a0−1.6] | ❌ **regressed** | 500 |" in body
+    assert "| 1–3 | `20251118_mini-v….0_gemini-3-pro-preview-20251118` | 74.2% | [70.0,\u00a078.0] |" in body
+
+
+def test_score_format_fraction_keeps_fractions_and_the_json_report_is_fractions_either_way(tmp_path: Path) -> None:
+    out = {}
+    for fmt in ("percent", "fraction"):
+        report = tmp_path / f"{fmt}.json"
+        done = subprocess.run(
+            [sys.executable, "-m", "leaderboard", str(EXAMPLE), "--score-format", fmt, "--json", str(report)],
+            capture_output=True, text=True, cwd=ROOT, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        out[fmt] = (done.stdout, report.read_text())
+    assert "| 1 | `Qwen/Qwen3-Embedding-0.6B` | 70.5% | [64.6,\u00a076.2] |" in out["percent"][0]
+    assert "| 1 | `Qwen/Qwen3-Embedding-0.6B` | 0.705 | [0.646,\u00a00.762] |" in out["fraction"][0]
+    assert out["percent"][1] == out["fraction"][1]

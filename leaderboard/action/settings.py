@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..formats import ReadOptions
-from ..options import COMMENT_MODES, INPUTS, CommentMode, Option, pick
+from ..options import COMMENT_MODES, INPUTS, SCORE_FORMATS, CommentMode, Option, ScoreFormat, pick
 from ..required import split_patterns
 from ..stats.aggregation import RANK_BY, RankBy, min_resamples, resample_advice
 from ..stats.clustering import CLUSTER_BY, ClusterBy
@@ -67,6 +67,7 @@ class Settings:
     workflow_ref: str | None = None  # GITHUB_WORKFLOW_REF: owner/repo/.github/workflows/x.yml@refs/...
     required_tasks: tuple[str, ...] = ()  # task-id globs every model must pass
     required_score: float = 1.0
+    score_format: ScoreFormat = "percent"  # scores in [0, 1] as percentages, or "fraction"
 
     @property
     def read_options(self) -> ReadOptions:
@@ -183,4 +184,5 @@ def parse_settings(environ: Mapping[str, str]) -> Settings:
         workflow_ref=environ.get("GITHUB_WORKFLOW_REF") or None,
         required_tasks=split_patterns(values["required-tasks"] or ""),
         required_score=values["required-score"],
+        score_format=pick(values["score-format"], SCORE_FORMATS) or "percent",
     )

@@ -28,7 +28,7 @@ from ..records import Why
 from ..stats.comparison import Comparison, ModelChange
 from ..stats.significance import min_tasks
 from ..validation import printable
-from .formatting import DASH, count, detectable_dict, difference, labels, no_interval, signed
+from .formatting import DASH, count, delta_unit, detectable_dict, difference, labels, no_interval, number, signed
 from .markdown import md_code
 from .reasons import detectable_sentence, p_text, reason_text
 
@@ -67,7 +67,7 @@ def shown_interval(change: ModelChange) -> tuple[str, str, bool]:
 
 
 def _mean(value: float) -> str:
-    return DASH if math.isnan(value) else f"{value:.3f}"
+    return number(value)
 
 
 def _count(n: int) -> str:
@@ -194,7 +194,7 @@ def table(changes: Sequence[ModelChange], comparison: Comparison) -> str:
     confidence = f"{(1.0 - comparison.alpha) * 100:.6g}%"
     label = labels([m.model_id for m in changes])
     lines = [
-        f"| Model | Base | PR | Δ [{confidence} CI] | Verdict | Tasks |",
+        f"| Model | Base | PR | Δ{delta_unit()} [{confidence} CI] | Verdict | Tasks |",
         "|-------|-----:|---:|:------:|---------|------:|",
     ]
     for m in changes:
@@ -236,7 +236,7 @@ def categories_block(changes: Sequence[ModelChange]) -> str:
     if not rows or not any(m.categories for m in rows):
         return ""
     label = labels([m.model_id for m in rows])
-    lines = ["| Model | Category | Δ | Shared tasks |", "|:------|:---------|-----:|-----:|"]
+    lines = [f"| Model | Category | Δ{delta_unit()} | Shared tasks |", "|:------|:---------|-----:|-----:|"]
     for m in rows:
         # The largest moves first: a category that did not move at all is left to the JSON report.
         moved = sorted((c for c in m.categories if c.delta != 0), key=lambda c: (-abs(c.delta), c.category))

@@ -7,6 +7,9 @@
   outward), and where that interval excludes 0 but the test did not confirm the difference, the
   words beside it say so: an interval is never moved.
 * One interval style everywhere: ``[lo, hi]``; differences are signed.
+* Scores in [0, 1] read as percentages and their differences in points (74.4%, −3.0 pts), as
+  SWE-bench and MTEB print them, inside :func:`score_format` (``percent=True``); outside it, and
+  with ``score-format: fraction``, as fractions (0.744, −0.030). The JSON report keeps fractions.
 * Model labels are whole ids up to LABEL_WIDTH characters; longer ones are shortened in
   the middle (the end usually tells versions apart), and no two labels are ever alike.
 """
@@ -14,7 +17,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from ..stats.family import Detectable
 
@@ -26,6 +31,36 @@ MINUS = "−"
 DASH = "—"
 # A no-break space inside an interval: a narrow column wraps before "[", never inside it.
 SEP = ",\u00a0"
+
+
+_PERCENT: ContextVar[bool] = ContextVar("percent", default=False)
+POINTS = " pts"
+
+
+@contextmanager
+def score_format(percent: bool) -> Iterator[None]:
+    """Scores as percentages and differences in points while inside (the documents of one run)."""
+    token = _PERCENT.set(percent)
+    try:
+        yield
+    finally:
+        _PERCENT.reset(token)
+
+
+def in_percent() -> bool:
+    return _PERCENT.get()
+
+
+def delta_unit() -> str:
+    """What a column of differences is in, for its header: " (pts)" in percent, else nothing."""
+    return " (pts)" if _PERCENT.get() else ""
+
+
+def _scaled(value: float, decimals: int) -> tuple[float, int]:
+    """The value and decimals to print: a fraction's three decimals are a percentage's one."""
+    if _PERCENT.get():
+        return value * 100.0, max(1, decimals - 2)
+    return value, decimals
 
 
 def _plain(value: float, decimals: int) -> str:
@@ -47,15 +82,23 @@ def decimals_for(values: Iterable[float], base: int = DECIMALS, limit: int = 6) 
 
 
 def number(value: float, decimals: int = DECIMALS) -> str:
+    """A score: 0.744, or 74.4% in percent."""
     if math.isnan(value):
         return DASH
+    if _PERCENT.get():
+        return _plain(*_scaled(value, decimals)) + "%"
     return _plain(value, decimals)
 
 
 def signed(value: float, decimals: int = DECIMALS) -> str:
-    """+0.032, −0.011, 0.000 for an exact zero."""
+    """+0.032, −0.011, 0.000 for an exact zero (in percent: +3.2, −1.1, 0.0, points)."""
     if math.isnan(value):
         return DASH
+    value, decimals = _scaled(value, decimals)
+    return _signed(value, decimals)
+
+
+def _signed(value: float, decimals: int) -> str:
     if value == 0:
         return _plain(0.0, decimals)
     text = f"{abs(value):.{decimals}f}"
@@ -77,6 +120,7 @@ def interval(lo: float, hi: float, decimals: int = DECIMALS) -> str:
     """``[lo, hi]`` rounded outward (a mean's interval: unsigned)."""
     if math.isnan(lo) or math.isnan(hi):
         return DASH
+    (lo, decimals), (hi, _) = _scaled(lo, decimals), _scaled(hi, decimals)
     return f"[{_plain(_floor(lo, decimals), decimals)}{SEP}{_plain(_ceil(hi, decimals), decimals)}]"
 
 
@@ -99,6 +143,7 @@ def difference(
         return DASH, DASH, False
     if math.isnan(lo) or math.isnan(hi):
         return signed(value, decimals), missing, False
+    (value, decimals), (lo, _), (hi, _) = _scaled(value, decimals), _scaled(lo, decimals), _scaled(hi, decimals)
     unconfirmed = False
     if significant:
         d = decimals
@@ -113,8 +158,8 @@ def difference(
     else:
         low, high = _floor(lo, decimals), _ceil(hi, decimals)
         unconfirmed = lo > 0 or hi < 0
-    text = f"[{signed(low, decimals)}{SEP}{signed(high, decimals)}]"
-    return signed(value, decimals), text, unconfirmed
+    text = f"[{_signed(low, decimals)}{SEP}{_signed(high, decimals)}]"
+    return _signed(value, decimals), text, unconfirmed
 
 
 def shorten(text: str, width: int = LABEL_WIDTH, head: int | None = None) -> str:
@@ -187,12 +232,14 @@ def p_value(p: float, alpha: float | None = None) -> str:
 
 
 def delta_text(value: float) -> str:
-    """A difference in running text: signed, as the tables print it."""
-    return signed(value)
+    """A difference in running text: signed, as the tables print it, in points in percent."""
+    return signed(value) + (POINTS if _PERCENT.get() else "")
 
 
 def magnitude_text(value: float) -> str:
-    """A size (a detectable difference) in running text, unsigned."""
+    """A size (a detectable difference) in running text, unsigned; in points in percent."""
+    if _PERCENT.get():
+        return _plain(*_scaled(abs(value), DECIMALS)) + POINTS
     return number(abs(value))
 
 

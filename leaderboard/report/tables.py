@@ -11,6 +11,7 @@ from ..stats.analysis import Leaderboard
 from .formatting import (
     DASH,
     decimals_for,
+    delta_unit,
     difference,
     interval,
     labels,
@@ -99,7 +100,9 @@ def table_pieces(board: Leaderboard) -> Pieces:
 
     leader_head = "\n".join(
         [
-            _row(["Rank", "Model", "Δ (leader − model)", f"{level} CI", p_head, "Significant", "Shared"]),
+            _row(
+                ["Rank", "Model", f"Δ (leader − model){delta_unit()}", f"{level} CI", p_head, "Significant", "Shared"]
+            ),
             "|:---:|:------|------:|:------:|----:|:------|-----:|",
         ]
     )
@@ -142,7 +145,7 @@ def table_pieces(board: Leaderboard) -> Pieces:
         others = ((i, j) for i in range(2, len(rows) + 1) for j in range(i + 2, len(rows) + 1))
         other_lines = [pair_line(i, j) for i, j in itertools.islice(others, budget)]
     pair_head = [
-        _row(["Ranks", "Higher", "Lower", "Δ mean", f"{level} CI", p_head, "Significant"]),
+        _row(["Ranks", "Higher", "Lower", f"Δ mean{delta_unit()}", f"{level} CI", p_head, "Significant"]),
         "|:---:|:------|:------|------:|:------:|----:|:------|",
     ]
     return Pieces(

@@ -9,7 +9,7 @@ from ..records import PairwiseDiff
 from ..stats.analysis import Leaderboard
 from ..stats.clustering import FEW_DF
 from ..stats.ties import TIE_ABS_TOL
-from .formatting import count, difference, magnitude_text, no_interval
+from .formatting import POINTS, count, difference, in_percent, magnitude_text, no_interval
 from .markdown import confidence_label, md_code
 from .protocol import Commit
 
@@ -52,6 +52,7 @@ def verdict(board: Leaderboard) -> str:
         gap = f"the top two ({inline(first)} and {inline(rows[1].model_id)}) share no task, so they cannot be compared"
     else:
         shown, ci, _ = difference(d, lo, hi, second.significant, missing="")
+        shown += POINTS if in_percent() else ""
         bounds = f"{level} CI {ci}" if ci else no_interval(second.n_clusters)
         # On the shared tasks, which the table's means (over each model's own tasks) need not be: said.
         footing = f"on the {count(second.n_shared, 'task')} both ran ({bounds})"
