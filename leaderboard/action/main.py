@@ -79,7 +79,7 @@ REFUSED_HELP = (
     "GitHub refused to write the leaderboard comment ({reason}). The token needs "
     "`permissions: pull-requests: write` in the workflow. A pull request from a fork gets a read-only "
     "token whatever the workflow asks: run this action from a separate `workflow_run` workflow with "
-    "`pr-number` set (see the README's fork recipe). The leaderboard is in this job's summary."
+    "`pr-number` set (see the fork recipe in docs/inputs.md). The leaderboard is in this job's summary."
 )
 NOT_FOUND_HELP = (
     "GitHub found no pull request #{number} in {repository} for this token ({reason}): check `pr-number` "

@@ -162,8 +162,8 @@ def warnings(board: Leaderboard) -> list[str]:
     d = board.design
     if board.clustering is None and d is not None and d.warns:
         out.append(
-            "⚠ Tasks in the same category score alike, so these intervals are too narrow and some differences "
-            "may not be real: `cluster-by: category` (CLI `--cluster-by category`) counts each category once."
+            "⚠ Tasks in a category score alike, so these intervals are too narrow and some differences may not "
+            "be real; `cluster-by: category` counts each category once."
         )
     c = board.clustering
     if c is not None and c.warns:
