@@ -215,7 +215,8 @@ def test_the_verdict_gap_says_it_is_on_the_shared_tasks(comments: dict[str, tupl
 
 def test_a_warning_that_changes_the_answer_is_in_the_answer(comments: dict[str, tuple[str, int]]) -> None:
     verdict = first_line(comments["example"][0])
-    assert verdict.startswith("**`Qwen/Qwen3-Embedding-0.6B` is best**") and "⚠ Tasks in a category score alike" in verdict
+    assert verdict.startswith("**`Qwen/Qwen3-Embedding-0.6B` is best**")
+    assert "⚠ Tasks in a category score alike" in verdict
 
 
 class _Terminal(io.StringIO):
