@@ -426,12 +426,12 @@ def test_the_cli_compares_with_baseline_files_and_fails_on_regression_only_when_
     plain = cli(str(pr), "--title", "PR 7", "--json", str(out), "--baseline", str(EXAMPLE))
     assert plain.returncode == 0, plain.stderr
     # The outcome first, then the verdict, then the section, before the leaderboard.
-    assert plain.stdout.startswith("## PR 7\n\n❌ **1 regression**: `intfloat/e5-base-v2` −0.020")
+    assert plain.stdout.startswith("## PR 7\n\n❌ **1 regression**: `intfloat/e5-base-v2` −2.0 pts")
     assert "\n\n**`Qwen/Qwen3-Embedding-0.6B` is best**" in plain.stdout
     assert "\n\n### Compared with the baseline\n\n**Baseline:** " in plain.stdout
     assert plain.stdout.index("### Compared with the baseline") < plain.stdout.index("| Rank |")
     assert "**1 model regressed**, 5 no detectable change." in plain.stdout
-    assert "| `intfloat/e5-base-v2` | 0.627 | 0.607 | −0.020 [" in plain.stdout
+    assert "| `intfloat/e5-base-v2` | 62.7% | 60.7% | −2.0 [" in plain.stdout
     assert "| Rank | Model | Mean | 95% CI | vs next | Win rate | Tasks |" in plain.stdout  # the leaderboard follows
     assert json.loads(out.read_text())["baseline"]["regressed_models"] == ["intfloat/e5-base-v2"]
 

@@ -28,7 +28,18 @@ from ..records import Why
 from ..stats.comparison import Comparison, ModelChange
 from ..stats.significance import min_tasks
 from ..validation import printable
-from .formatting import DASH, count, delta_unit, detectable_dict, difference, labels, no_interval, number, signed
+from .formatting import (
+    DASH,
+    count,
+    delta_unit,
+    detectable_dict,
+    difference,
+    labels,
+    no_interval,
+    number,
+    score_format,
+    signed,
+)
 from .markdown import md_code
 from .reasons import detectable_sentence, p_text, reason_text
 
@@ -466,8 +477,10 @@ def full_section(comparison: Comparison, baseline_description_md: str, *, title:
 
 
 def gate_line(change: ModelChange, alpha: float) -> str:
-    """One line for the log and the gate's error: id (on one line), Δ, CI, tasks, test and p."""
-    delta, ci, _ = shown_interval(change)
+    """One line for the log and the gate's error: id (on one line), Δ, CI, tasks, test and p (in score units,
+    as the JSON report: the same line from the CLI and the action)."""
+    with score_format(False):
+        delta, ci, _ = shown_interval(change)
     ci = ci.replace("\u00a0", " ")  # a log line: a plain space
     adjusted = f" (Holm-adjusted {p_text(change.p_adjusted, alpha)})" if change.p_adjusted != change.p_value else ""
 

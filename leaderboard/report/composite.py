@@ -230,10 +230,8 @@ def _section(result: CompositeBoard, max_rows: int, max_warnings: int, warning_m
     for entry in result.disqualified[:max_rows]:
         lines.append(_row(cells(entry, DASH, "DISQUALIFIED")))
     parts = ["### Composite ranking\n\n" + "\n".join(lines)]
-    # The top two too close to call: the verdict above says so; a pair further down is said here.
-    close = result.too_close
-    if close is not None and [close.model_a, close.model_b] != [e.model_id for e in result.ranked[:2]]:
-        parts.append(too_close_sentence(close, _inline, _name, limit=MAX_NAMED))
+    if result.too_close is not None:
+        parts.append(too_close_sentence(result.too_close, _inline, _name, limit=MAX_NAMED))
     if result.disqualified:
         reasons = [
             f"- ✗ {_inline(label[entry.model_id])}: {_reasons(entry)}" for entry in result.disqualified[:max_rows]

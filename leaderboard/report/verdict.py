@@ -98,11 +98,6 @@ def resolution(board: Leaderboard) -> str:
     return f"this suite cannot resolve a gap this small; it detects about ±{magnitude_text(d.difference)}"
 
 
-def cluster_size(pair: PairwiseDiff) -> str:
-    """The pair's observed mean cluster size, as "~12" reads."""
-    return f"{pair.n_shared / max(1, pair.n_clusters or 1):.3g}"
-
-
 def info_line(board: Leaderboard, commit: Commit | None) -> str:
     """One line of context: what was compared, and at which commit (the settings are in the method block)."""
     parts = [f"{count(board.n_models, 'model')} × {count(board.n_tasks, 'task')}", count(board.n_runs, "run")]
