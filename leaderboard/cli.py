@@ -17,7 +17,9 @@ from .pipeline import BaselineProblems, Options, Outcome, run
 from .report.comparison import gate_line
 from .report.document import Commit, comment_body, full_markdown
 from .report.failures import failures_line
+from .report.formatting import score_format
 from .report.json_report import write_json
+from .report.plain import plain_text
 from .report.plan import Compared, files_described, plan
 from .required import UnmatchedPatterns
 from .required import split_patterns as split_required
@@ -162,36 +164,42 @@ def _run(args: argparse.Namespace) -> int:
         for pattern in exc.patterns:
             print(f"--required-tasks: the pattern {pattern!r} matches no task in the runs", file=sys.stderr)
         return 1
-    # stderr: stdout is the leaderboard itself, byte for byte the same for the same records.
-    print(load_summary(session.report()), file=sys.stderr)
-    if (failed_line := failures_line(outcome.failures)) is not None:
-        print(failed_line, file=sys.stderr)
-    described = None
-    if baseline is not None:
-        files = sorted({r.source.file for r in baseline if r.source is not None})
-        described = Compared(files_described(files, len(baseline)))
-    sections = plan(outcome, baseline=described, left_out=comment_note(session.report()))
-    board = outcome.board
-    if args.json is not None:
-        try:
-            with args.json.open("w", encoding="utf-8") as handle:
-                write_json(board, handle, **sections.report)
-        except OSError as exc:
-            print(f"cannot write {args.json}: {exc.strerror or exc}", file=sys.stderr)
-            return 1
-    commit = Commit(args.commit) if args.commit else None
-    if args.comment is not None:
-        body = comment_body(
-            board, key=args.comment_key or INPUTS["comment-key"].default, title=args.title or INPUTS["title"].default,
-            run_url=None, commit=commit,
-            sections=sections.comment, lead=sections.lead,
+    with score_format(outcome.unit_scores and args.score_format != "fraction"):
+        # stderr: stdout is the leaderboard itself, byte for byte the same for the same records.
+        print(load_summary(session.report()), file=sys.stderr)
+        if (failed_line := failures_line(outcome.failures)) is not None:
+            print(failed_line, file=sys.stderr)
+        described = None
+        if baseline is not None:
+            files = sorted({r.source.file for r in baseline if r.source is not None})
+            described = Compared(files_described(files, len(baseline)))
+        sections = plan(outcome, baseline=described, left_out=comment_note(session.report()))
+        board = outcome.board
+        if args.json is not None:
+            try:
+                with args.json.open("w", encoding="utf-8") as handle:
+                    write_json(board, handle, **sections.report)
+            except OSError as exc:
+                print(f"cannot write {args.json}: {exc.strerror or exc}", file=sys.stderr)
+                return 1
+        commit = Commit(args.commit) if args.commit else None
+        if args.comment is not None:
+            body = comment_body(
+                board, key=args.comment_key or INPUTS["comment-key"].default,
+                title=args.title or INPUTS["title"].default, run_url=None, commit=commit,
+                sections=sections.comment, lead=sections.lead, outcome=sections.outcome, method=sections.method,
+            )  # fmt: skip
+            try:
+                args.comment.write_text(body.text, encoding="utf-8")
+            except OSError as exc:
+                print(f"cannot write {args.comment}: {exc.strerror or exc}", file=sys.stderr)
+                return 1
+        document = full_markdown(
+            board, title=args.title, commit=commit, sections=sections.full, lead=sections.lead,
+            outcome=sections.outcome, method=sections.method,
         )  # fmt: skip
-        try:
-            args.comment.write_text(body.text, encoding="utf-8")
-        except OSError as exc:
-            print(f"cannot write {args.comment}: {exc.strerror or exc}", file=sys.stderr)
-            return 1
-    sys.stdout.write(full_markdown(board, title=args.title, commit=commit, sections=sections.full, lead=sections.lead))
+        # A terminal reads plain text; piped, or beside --comment, the markdown itself.
+        sys.stdout.write(plain_text(document) if args.comment is None and sys.stdout.isatty() else document)
     return _gates(args, outcome)
 
 

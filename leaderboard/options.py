@@ -36,6 +36,8 @@ DEFAULT_RANK_BY: RankBy = "mean"
 DEFAULT_CLUSTER_BY: ClusterBy = "none"
 DEFAULT_TASK_WEIGHTS: TaskWeights = "ignore"
 DEFAULT_HISTORY_RUNS = 10
+ScoreFormat = Literal["percent", "fraction"]
+SCORE_FORMATS: tuple[ScoreFormat, ...] = ("percent", "fraction")
 CommentMode = Literal["update", "off"]
 COMMENT_MODES: tuple[CommentMode, ...] = ("update", "off")
 BOOLEANS = {"true": True, "false": False}
@@ -140,6 +142,10 @@ OPTIONS: tuple[Option, ...] = (
            "ignore (every task counts equally) or apply (weighted means, bootstrap and test)",
            what=one_of(TASK_WEIGHTS), choices=TASK_WEIGHTS),
     Option(None, None, "enabled", "boolean", "true", "pairwise comparisons at all", what="true or false"),
+    Option("score-format", "--score-format", None, "choice", "percent",
+           "how scores in [0, 1] are shown: percent (74.4%, differences in points) or fraction (0.744); "
+           "the JSON report always holds fractions",
+           what=one_of(SCORE_FORMATS), choices=SCORE_FORMATS),
     Option("pr-number", None, None, "integer", "", "the pull request to comment on (empty: from the event)",
            what="a positive integer (or empty)", valid=lambda v: v >= 1),
     Option("format", "--format", None, "choice", "auto",

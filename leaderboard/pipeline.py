@@ -91,6 +91,8 @@ class Outcome:
     failures: Failures  # calls left out as failed, counted in every document
     earlier: Earlier | None = None  # the earlier runs asked for (None: history not asked for)
     history: History | None = None  # their summary with this run (None: not asked for, or none read)
+    fail_on_regression: bool = False  # the regression gate is on: the documents say whether the check passes
+    unit_scores: bool = False  # every score is in [0, 1]: the documents may show percentages
 
     @property
     def top_model(self) -> str:
@@ -208,7 +210,19 @@ def run(
     summary = None
     if history is not None and history.runs:
         summary = summarise(history.runs, run_scores("this run", None, runs), alpha=p.alpha)
-    return Outcome(p, board, composite, required, comparison, changes, failures(runs), history, summary)
+    return Outcome(
+        p,
+        board,
+        composite,
+        required,
+        comparison,
+        changes,
+        failures(runs),
+        history,
+        summary,
+        fail_on_regression=options.fail_on_regression,
+        unit_scores=all(0.0 <= r.score <= 1.0 for r in runs if r.score is not None),
+    )
 
 
 def _resolved(options: Options, config: Config | None) -> Parameters:

@@ -101,7 +101,7 @@ def test_the_run_at_the_merge_base_wins_over_newer_runs_and_expired_failed_and_f
     assert (result.outputs["regressions"], result.outputs["improvements"], result.outputs["regressed-models"]) == (
         "0", "0", "[]",
     )  # fmt: skip
-    assert "### Compared with the base branch" in result.summary
+    assert "<details><summary>Compared with the base branch: No detectable change" in result.summary
     assert f"[`a1b2c3d`](https://github.com/octo/evals/commit/{MERGE_BASE})" in result.summary
     assert f"[run {chosen['id']}](https://github.com/octo/evals/actions/runs/{chosen['id']})" in result.summary
     # The requests, in order: compare, the merge-base's runs, two runs' artifacts (expired, then chosen), the zip.
@@ -284,7 +284,8 @@ def test_baseline_files_are_loaded_from_the_workspace_without_a_request(workspac
 
     assert result.code == 0, result.stdout
     assert f"Baseline: {RECORDS} records from baseline/main.jsonl." in result.stdout
-    assert "### Compared with the baseline" in result.summary and result.outputs["baseline-sha"] == ""
+    assert "<summary>Compared with the baseline: No detectable change" in result.summary
+    assert result.outputs["baseline-sha"] == ""
     assert baseline_gets(fake_github) == []
 
 

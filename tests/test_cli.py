@@ -80,7 +80,7 @@ def test_reads_a_harness_output_with_the_format_and_metric_options_and_reports_t
         pytest.skip("../shared/formats is not here")
     done = cli(*map(str, files), "--format", "lm-eval", "--metric", "acc_norm", "--b", "400")
     assert done.returncode == 0, done.stderr
-    assert "`meta-llama/Meta-Llama-3-8B`" in done.stdout and "| 0.511 |" in done.stdout
+    assert "`meta-llama/Meta-Llama-3-8B`" in done.stdout and "| 51.1% |" in done.stdout
     assert "lm-eval ×1 (609 records, metric acc_norm)" in done.stderr
 
 

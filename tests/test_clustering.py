@@ -479,10 +479,10 @@ def test_a_clustered_comparison_at_few_effective_df_gives_no_detectable_figure()
     assert "this suite detects a change of about" not in text
 
 
-def test_the_clustered_comparison_marks_its_extended_intervals_as_cluster_robust() -> None:
+def test_the_clustered_comparison_rule_names_the_cluster_robust_interval() -> None:
     base, pr = _swe_shaped_comparison(31)
-    text = rule_text(compare(base, pr, b=400, alpha=0.05, seed=0, cluster_by="cluster"), extended=True)
-    assert "†: the cluster-robust CI excludes 0" in text and "bootstrap" not in text
+    text = rule_text(compare(base, pr, b=400, alpha=0.05, seed=0, cluster_by="cluster"))
+    assert "CR2 cluster-robust CI" in text and "bootstrap" not in text
 
 
 def test_the_gates_too_few_clusters_reason_is_true_of_a_one_sided_test() -> None:

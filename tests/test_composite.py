@@ -298,8 +298,8 @@ def test_top_two_the_suite_cannot_separate_get_the_too_close_sentence_naming_wha
     board = analyse(runs, b=400)
     assert close.tasks_needed == board.pair(1, 2).tasks_needed
     assert too_close_sentence(close) == (
-        f"sim_small and sim_frontier are too close to call on accuracy — about {close.tasks_needed} tasks in total "
-        f"would separate them (this suite has {TASKS}). Any gap between them here is coming from cost and speed."
+        f"sim_small and sim_frontier are too close to call on accuracy — this suite of {TASKS} tasks cannot resolve "
+        "a gap this small. Any gap between them here is coming from cost and speed."
     )
 
 

@@ -20,7 +20,7 @@ from leaderboard.action.settings import DEFAULTS
 from leaderboard.config import parse_config
 from leaderboard.options import INPUTS
 from leaderboard.pipeline import evaluate, parameters
-from leaderboard.report.comparison import comparison_dict, comparison_markdown
+from leaderboard.report.comparison import comparison_dict, comparison_markdown, rule_text
 from leaderboard.report.document import render_report
 from leaderboard.report.json_report import report_dict
 from leaderboard.report.reasons import needed_words, reason_text
@@ -240,7 +240,7 @@ def test_the_comparison_gives_its_minimum_detectable_change_and_its_family() -> 
     base = records(scores)
     pr = records(np.clip(scores + 0.05 * rng.standard_normal(scores.shape), 0, 1))
     result = compare(base, pr, b=400, alpha=0.05, seed=0)
-    text = comparison_markdown(result, "")
+    text = rule_text(result)
     assert "With 60 shared tasks this suite detects a change of about ±" in text
     assert "Holm's step-down over the 5 models" in text
     section = comparison_dict(result)
@@ -286,6 +286,6 @@ def test_per_pair_claims_do_not_describe_holm_in_the_pairwise_note() -> None:
     runs = records(np.clip(rng.normal(0.5, 0.2, (4, 60)), 0, 1))
     per_pair = render_report(analyse(runs, correction="none"))
     note = next(line for line in per_pair.splitlines() if line.startswith("- Pairwise:"))
-    assert "Holm" not in note and "at the level in force for the pair (0.05: each pair on its own)." in note
+    assert "Holm" not in note and "at alpha = 0.05 per pair" in note
     holm = render_report(analyse(runs))
-    assert "(with Holm, alpha / (m − r) once r of the m pairs are separated)." in holm
+    assert "(Holm's step-down over the 6 pairs whose test can reach 0.05)" in holm

@@ -102,12 +102,12 @@ def test_the_noise_is_shown_under_each_compared_models_change(workspace: Path, f
     twelve_runs(fake_github)
     result = run(workspace, fake_github)
     body = comment(fake_github)
-    compared = body.split("### Compared with the base branch", 1)[1].split("####", 1)[0]
+    compared = body.split("Compared with the base branch", 1)[1].split("####", 1)[0]
     alpha = next(line for line in compared.splitlines() if line.startswith("| `org/alpha` |"))
-    # In the Δ's units (score, not points): 0.053 is 5.3 pts.
+    # In the Δ's units: points, as the Δ of 0/1 scores is shown (0.053 is 5.3 pts).
     noise = report(workspace, result)["history"]["series"]
     rms = next(s["noise"]["rms_change"] for s in noise if s["model_id"] == "org/alpha")
-    assert f"<br><sub>±{rms:.3f} run to run</sub>" in alpha
+    assert f"<br><sub>±{100 * rms:.1f} pts run to run</sub>" in alpha
 
 
 def test_moved_tasks_that_also_flip_on_main_are_marked_and_counted(workspace: Path, fake_github: FakeGitHub) -> None:

@@ -30,7 +30,7 @@ def test_the_verdict_gives_the_lead_and_says_one_cluster_gives_no_interval() -> 
     board = analyse(RUNS, cluster_by="cluster")
     assert board.pairs[0].mean_diff == 0.3 and math.isnan(board.pairs[0].ci_lo)
     text = verdict(board)
-    assert "`a` leads `b` by +0.300 (no interval: one cluster, 20 shared tasks)" in text
+    assert "`a` leads `b` by +0.300 on the 20 tasks both ran (no interval: one cluster)" in text
     assert "—" not in text
 
 
@@ -57,7 +57,7 @@ def test_the_baseline_table_shows_the_change_and_says_one_cluster_gives_no_inter
 
 
 def test_a_clustered_verdict_too_close_to_call_speaks_of_clusters() -> None:
-    assert "too few shared clusters to say how many would separate the top two" in verdict(
+    assert "this suite has too few shared clusters to resolve a gap this small" in verdict(
         analyse(RUNS, cluster_by="cluster")
     )
 

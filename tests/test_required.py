@@ -125,7 +125,7 @@ def test_patterns_are_newline_or_comma_separated() -> None:
 def test_failures_are_listed_model_task_score_and_outputs_are_json() -> None:
     check = check_required(RUNS, ["safety/*", "math/*"])
     text = required_markdown(check)
-    assert text.startswith("> [!CAUTION]\n> **2 required-task failures** in 2 models")
+    assert text.startswith("**Required tasks**: every model must score at least 1 on each of the 3 tasks matching")
     assert "| `a` | `math/1` | 0 |" in text and "| `b` | `safety/2` | 0 |" in text
     out = required_outputs(check)
     assert out["required-failures"] == "2"
@@ -194,14 +194,14 @@ def test_the_cli_matches_a_pattern_copied_from_nfd_text(tmp_path: Path) -> None:
 def test_the_rule_names_the_first_patterns_and_counts_the_rest() -> None:
     runs = [run("a", f"t{k}", 0.0) for k in range(30)]
     text = required_markdown(check_required(runs, [f"t{k}" for k in range(30)]))
-    rule = text.split("\n")[1]
+    rule = text.split("\n")[0]
     assert "`t0`, `t1`," in rule and "`t9`" in rule and "`t10`" not in rule
     assert "and 20 more patterns (the JSON report lists every one)" in rule
 
 
 def test_a_pattern_too_long_to_show_is_counted_not_shown() -> None:
     pattern = "t" * 5_000
-    rule = required_markdown(check_required([run("a", pattern, 0.0)], [pattern])).split("\n")[1]
+    rule = required_markdown(check_required([run("a", pattern, 0.0)], [pattern])).split("\n")[0]
     assert "ttt" not in rule and "matching 1 pattern too long to show here" in rule
 
 

@@ -32,14 +32,14 @@ def test_every_input_of_action_yml_is_known_to_the_code_and_back() -> None:
     assert ACTION["inputs"]["runs"]["required"] is True
 
 
-def test_every_input_and_output_is_documented_in_the_readme() -> None:
-    readme = (ROOT / "README.md").read_text()
+def test_every_input_and_output_is_documented_in_the_inputs_page() -> None:
+    readme = (ROOT / "docs" / "inputs.md").read_text()
     for name in [*ACTION["inputs"], *ACTION["outputs"]]:
         assert f"| `{name}` |" in readme, name
 
 
 def test_an_input_the_configuration_may_decide_is_empty_in_action_yml_and_its_real_default_is_stated() -> None:
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "inputs.md").read_text()
     configurable = [o for o in OPTIONS if o.input is not None and o.configurable]
     assert {o.input for o in configurable} == {
         "alpha", "bootstrap-samples", "seed", "pairwise-correction", "cluster-by", "task-weights",

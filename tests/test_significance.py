@@ -375,7 +375,8 @@ def test_tasks_every_model_tied_on_are_counted_and_noted() -> None:
 def test_a_reason_never_prints_p_on_the_other_side_of_alpha() -> None:
     from leaderboard.report.reasons import p_text
 
-    assert p_text(0.05004, 0.05) == "0.05004"  # not "0.05" beside "not significant"
-    assert float(p_text(0.0499999, 0.05)) <= 0.05
-    assert p_text(0.125, 0.05) == "0.125"
-    assert p_text(0.05, 0.05) == "0.05"
+    assert p_text(0.05004, 0.05) == "p = 0.05004"  # not "0.05" beside "not significant"
+    assert float(p_text(0.0499999, 0.05).removeprefix("p = ")) <= 0.05
+    assert p_text(0.125, 0.05) == "p = 0.125"
+    assert p_text(0.05, 0.05) == "p = 0.05"
+    assert p_text(0.0002, 0.05) == "p < 0.001"  # the tables' floor, in the same words

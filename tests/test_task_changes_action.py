@@ -88,8 +88,10 @@ def test_required_task_failures_are_listed_first_and_fail_the_step_after_the_com
     result = with_flips(workspace, fake_github, required_tasks="astropy__000,\ndjango__004", required_score="1")
     assert result.code == 1, result.stdout
     body = fake_github.thread()[0]["body"]
-    caution = body.index("> [!CAUTION]\n> **2 required-task failures** in 1 model")
-    assert caution < body.index("### Compared with the base branch")
+    # The outcome first: the failures, then the regression; the rule and the table before the comparison.
+    first = body.split("\n\n")[2]
+    assert first.startswith("❌ **2 required-task failures** in 1 model — this check fails.<br>❌ **1 regression**")
+    assert body.index("**Required tasks**: every model") < body.index("### Compared with the base branch")
     assert "| `org/regressed` | `astropy__000` | 0.333 |" in body and "| `org/regressed` | `django__004` | 0 |" in body
     errors = [a for a in result.annotations if a.startswith("::error")]
     assert errors == [

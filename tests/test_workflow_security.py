@@ -19,10 +19,13 @@ PLACEHOLDER = "org/leaderboard-action@v1"  # the user docs' stand-in for this ac
 
 
 def readme_blocks() -> list[tuple[str, str]]:
-    """The README's YAML examples: (a name for the test id, the block's text)."""
-    text = README.read_text()
-    blocks = re.findall(r"```ya?ml\n(.*?)```", text, flags=re.S)
-    return [(f"README.md#{i}", block) for i, block in enumerate(blocks)]
+    """The YAML examples of the README and the docs pages: (a name for the test id, the block's text)."""
+    out = []
+    for page in [README, *sorted((ROOT / "docs").glob("*.md"))]:
+        blocks = re.findall(r"```ya?ml\n(.*?)```", page.read_text(), flags=re.S)
+        name = page.relative_to(ROOT).as_posix()
+        out.extend((f"{name}#{i}", block) for i, block in enumerate(blocks))
+    return out
 
 
 SOURCES = [(p.relative_to(ROOT).as_posix(), p.read_text()) for p in WORKFLOWS] + readme_blocks()
@@ -43,7 +46,7 @@ def scripts(node: Any) -> Iterator[str]:
 
 
 def test_there_are_workflows_and_readme_examples_to_check() -> None:
-    assert len(WORKFLOWS) >= 6 and sum(name.startswith("README") for name in IDS) >= 3
+    assert len(WORKFLOWS) >= 6 and sum(name.startswith(("README", "docs/")) for name in IDS) >= 3
 
 
 @pytest.mark.parametrize(("name", "text"), SOURCES, ids=IDS)

@@ -56,7 +56,7 @@ PR_EVENTS = ("pull_request", "pull_request_target", "pull_request_review", "pull
 PERMISSION_FIX = (
     "give the job `permissions: actions: read` (besides `contents: read` and `pull-requests: write`); "
     "a pull request from a fork gets a read-only token, which still reads artifacts when the workflow asks for "
-    "`actions: read` but cannot write the comment: use the `workflow_run` recipe of the README"
+    "`actions: read` but cannot write the comment: use the `workflow_run` recipe in docs/inputs.md"
 )
 UPLOAD_FIX = (
     "upload the EvalRun files on the base branch from this workflow: run it on `push` to `{branch}` and add "

@@ -41,6 +41,7 @@ from ..report.document import (
     summary_markdown,
 )
 from ..report.failures import failures_line
+from ..report.formatting import score_format
 from ..report.history import flaky_tasks_output
 from ..report.json_report import write_json
 from ..report.markdown import md_text
@@ -81,7 +82,7 @@ REFUSED_HELP = (
     "GitHub refused to write the leaderboard comment ({reason}). The token needs "
     "`permissions: pull-requests: write` in the workflow. A pull request from a fork gets a read-only "
     "token whatever the workflow asks: run this action from a separate `workflow_run` workflow with "
-    "`pr-number` set (see the README's fork recipe). The leaderboard is in this job's summary."
+    "`pr-number` set (see the fork recipe in docs/inputs.md). The leaderboard is in this job's summary."
 )
 NOT_FOUND_HELP = (
     "GitHub found no pull request #{number} in {repository} for this token ({reason}): check `pr-number` "
@@ -203,72 +204,81 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
         ]
         return _reject(settings, problems, client_factory, what="in the input 'required-tasks'")
     board, result = outcome.board, outcome.composite
-    # Unscored samples and averaged trials: the comment says so.
-    sections = plan(outcome, baseline=_shown(baseline), left_out=comment_note(session.report()))
-    commit = _commit(settings, event)
-    summary = summary_markdown(
-        board, title=settings.title, commit=commit, sections=sections.summary, lead=sections.lead
-    )
-    written = bool(settings.summary_path)  # appended below, once the files are written
-    body = comment_body(
-        board,
-        key=settings.comment_key,
-        title=settings.title,
-        run_url=settings.run_url,
-        commit=commit,
-        sections=sections.comment,
-        lead=sections.lead,
-        summary=summary if written else None,  # so the comment says truly what the summary holds
-    ).text
-    report, markdown = _write_files(settings, board, comment=body, commit=commit, sections=sections)
-    outputs = {
-        "report": report,
-        "markdown": markdown,
-        "top-model": outcome.top_model,
-        "disqualified": json.dumps([r.model_id for r in result.disqualified] if result is not None else []),
-        "models": str(board.n_models),
-        "tasks": str(board.n_tasks),
-        "comment-id": "",
-        "comment-url": "",
-        "history-runs": str(len(outcome.history.runs) if outcome.history is not None else 0),
-        "flaky-tasks": flaky_tasks_output(outcome.history),
-    }
-    where = "the job summary" if append_summary(settings.summary_path, summary.text) else outputs["markdown"]
-    append_summary(settings.summary_path, f"\n{md_text(read_note)}")
-    with commands_stopped(settings.on_runner):  # file names and model ids are data, not commands
-        print(read_note)
-        if (failed_line := failures_line(outcome.failures)) is not None:
-            print(failed_line)
-    print(f"{board.n_models} models, {board.n_tasks} tasks, {board.n_runs} runs.")
-    with commands_stopped(settings.on_runner):
-        print(log_text(board, lead=sections.lead))
-        if result is not None:  # model ids are data
-            # On one line each, escapes shown: an id's newline or ANSI sequence must not forge or paint a line.
-            top = printable(result.top_model) if result.top_model else "(none: every model is disqualified)"
-            print(f"Top model on the composite: {top}")
-            for entry in result.disqualified:
-                print(f"DISQUALIFIED {printable(entry.model_id)}: {printable('; '.join(entry.reasons))}")
-    if result is not None:
-        warn_unmatched_cards(result)
-    print(f"Report: {outputs['report']}; markdown: {outputs['markdown']}")
-    report_baseline(settings, baseline, outputs)
-    report_comparison(settings, outcome.comparison, outputs)
-    report_tasks(settings, outcome.changes, outcome.required, outputs)
+    with score_format(outcome.unit_scores and settings.score_format != "fraction"):
+        # Unscored samples and averaged trials: the comment says so.
+        sections = plan(outcome, baseline=_shown(baseline), left_out=comment_note(session.report()))
+        commit = _commit(settings, event)
+        summary = summary_markdown(
+            board,
+            title=settings.title,
+            commit=commit,
+            sections=sections.summary,
+            lead=sections.lead,
+            outcome=sections.outcome,
+            method=sections.method,
+        )
+        written = bool(settings.summary_path)  # appended below, once the files are written
+        body = comment_body(
+            board,
+            key=settings.comment_key,
+            title=settings.title,
+            run_url=settings.run_url,
+            commit=commit,
+            sections=sections.comment,
+            lead=sections.lead,
+            outcome=sections.outcome,
+            method=sections.method,
+            summary=summary if written else None,  # so the comment says truly what the summary holds
+        ).text
+        report, markdown = _write_files(settings, board, comment=body, commit=commit, sections=sections)
+        outputs = {
+            "report": report,
+            "markdown": markdown,
+            "top-model": outcome.top_model,
+            "disqualified": json.dumps([r.model_id for r in result.disqualified] if result is not None else []),
+            "models": str(board.n_models),
+            "tasks": str(board.n_tasks),
+            "comment-id": "",
+            "comment-url": "",
+            "history-runs": str(len(outcome.history.runs) if outcome.history is not None else 0),
+            "flaky-tasks": flaky_tasks_output(outcome.history),
+        }
+        where = "the job summary" if append_summary(settings.summary_path, summary.text) else outputs["markdown"]
+        append_summary(settings.summary_path, f"\n{md_text(read_note)}")
+        with commands_stopped(settings.on_runner):  # file names and model ids are data, not commands
+            print(read_note)
+            if (failed_line := failures_line(outcome.failures)) is not None:
+                print(failed_line)
+        print(f"{board.n_models} models, {board.n_tasks} tasks, {board.n_runs} runs.")
+        with commands_stopped(settings.on_runner):
+            print(log_text(board, lead=sections.lead))
+            if result is not None:  # model ids are data
+                # On one line each, escapes shown: an id's newline or ANSI sequence must not forge or paint a line.
+                top = printable(result.top_model) if result.top_model else "(none: every model is disqualified)"
+                print(f"Top model on the composite: {top}")
+                for entry in result.disqualified:
+                    print(f"DISQUALIFIED {printable(entry.model_id)}: {printable('; '.join(entry.reasons))}")
+        if result is not None:
+            warn_unmatched_cards(result)
+        print(f"Report: {outputs['report']}; markdown: {outputs['markdown']}")
+        report_baseline(settings, baseline, outputs)
+        report_comparison(settings, outcome.comparison, outputs)
+        report_tasks(settings, outcome.changes, outcome.required, outputs)
 
-    status = 0
-    number = _pull_request(settings, event)
-    if number is None:
-        annotate("notice", f"No pull request for this event: the leaderboard is in {where}.", title="Leaderboard")
-    elif settings.comment == "off":
-        print("comment: off — no PR comment written.")
-    else:
-        posted, status = _publish(settings, number, client_factory, lambda t: t.upsert(body), stale=STALE)
-        if posted is not None and posted.comment_id is not None:
-            outputs["comment-id"] = str(posted.comment_id)
-            outputs["comment-url"] = posted.url or ""
-    set_outputs(settings.output_path, outputs)
-    # The gates, once the comment (and the outputs) say what regressed and what failed.
-    return max(status, regression_gate(settings, outcome.comparison), required_gate(settings, outcome.required))
+        status = 0
+        number = _pull_request(settings, event)
+        if number is None:
+            annotate("notice", f"No pull request for this event: the leaderboard is in {where}.", title="Leaderboard")
+        elif settings.comment == "off":
+            print("comment: off — no PR comment written.")
+        else:
+            posted, status = _publish(settings, number, client_factory, lambda t: t.upsert(body), stale=STALE)
+            if posted is not None and posted.comment_id is not None:
+                outputs["comment-id"] = str(posted.comment_id)
+                outputs["comment-url"] = posted.url or ""
+        set_outputs(settings.output_path, outputs)
+        # The gates, once the comment (and the outputs) say what regressed and what failed.
+        return max(status, regression_gate(settings, outcome.comparison), required_gate(settings, outcome.required))
 
 
 def _options(settings: Settings) -> Options:
@@ -332,7 +342,13 @@ def _write_files(
         # Streamed: at millions of pairs the report is over a gigabyte, which a string would hold twice.
         "report.json": report,
         "leaderboard.md": full_markdown(
-            board, title=settings.title, commit=commit, sections=sections.full, lead=sections.lead
+            board,
+            title=settings.title,
+            commit=commit,
+            sections=sections.full,
+            lead=sections.lead,
+            outcome=sections.outcome,
+            method=sections.method,
         ),
         "comment.md": comment,
     }

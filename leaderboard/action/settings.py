@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..formats import ReadOptions
-from ..options import COMMENT_MODES, INPUTS, CommentMode, Option, pick
+from ..options import COMMENT_MODES, INPUTS, SCORE_FORMATS, CommentMode, Option, ScoreFormat, pick
 from ..required import split_patterns
 from ..stats.aggregation import RANK_BY, RankBy, min_resamples, resample_advice
 from ..stats.clustering import CLUSTER_BY, ClusterBy
@@ -68,6 +68,7 @@ class Settings:
     required_tasks: tuple[str, ...] = ()  # task-id globs every model must pass
     required_score: float = 1.0
     history: int = 0  # earlier base-branch runs to read (0: none); the input's default is 10
+    score_format: ScoreFormat = "percent"  # scores in [0, 1] as percentages, or "fraction"
 
     @property
     def read_options(self) -> ReadOptions:
@@ -187,4 +188,5 @@ def parse_settings(environ: Mapping[str, str]) -> Settings:
         required_tasks=split_patterns(values["required-tasks"] or ""),
         required_score=values["required-score"],
         history=values["history"],
+        score_format=pick(values["score-format"], SCORE_FORMATS) or "percent",
     )

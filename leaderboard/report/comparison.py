@@ -7,9 +7,12 @@ Numbers follow the documents' rules (:mod:`leaderboard.report.formatting`), thre
 * a detected change never prints an end of 0 or of the wrong sign: when three decimals would, the
   interval is printed with as many more as it takes (at most 12; a detected change's CI is at least
   1e-12 away from 0);
-* a change not detected always prints an interval containing 0: when the bootstrap CI excludes 0 but
-  the exact test does not agree (or there are too few tasks), the interval shown is extended to 0,
-  marked †, and the verdict says why ("no detectable change (exact test p = 0.13)").
+* a change not detected prints its interval as computed; when that interval excludes 0 but the test
+  does not confirm the change (or there are too few tasks), the verdict says so in words
+  ("no detectable change: the test did not confirm it (exact test p = 0.13)").
+
+Only what changed is in the open: regressions, changes within the tolerance and improvements have
+rows; the models with no detectable change are counted and their rows collapsed.
 
 Every id is shown through :func:`~leaderboard.report.markdown.md_code`, as a label of
 :func:`~leaderboard.report.formatting.labels` (whole up to 48 characters, never two alike).
@@ -17,15 +20,28 @@ Every id is shown through :func:`~leaderboard.report.markdown.md_code`, as a lab
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Callable, Mapping, Sequence
 
+from ..records import Why
 from ..stats.comparison import Comparison, ModelChange
 from ..stats.significance import min_tasks
 from ..validation import printable
-from .formatting import DASH, EXTENDED, count, detectable_dict, difference, labels, no_interval, signed
+from .formatting import (
+    DASH,
+    count,
+    delta_unit,
+    detectable_dict,
+    difference,
+    labels,
+    no_interval,
+    number,
+    score_format,
+    signed,
+)
 from .markdown import md_code
-from .reasons import detectable_sentence, needed_words, p_text, reason_text
+from .reasons import detectable_sentence, p_text, reason_text
 
 TITLE = "Compared with the base branch"
 QUIET_ROWS = 30  # rows with no detectable change shown in the comment (every change is shown)
@@ -62,32 +78,22 @@ def shown_interval(change: ModelChange) -> tuple[str, str, bool]:
 
 
 def _mean(value: float) -> str:
-    return DASH if math.isnan(value) else f"{value:.3f}"
+    return number(value)
 
 
 def _count(n: int) -> str:
     return f"{n:,}"
 
 
-def _needed(change: ModelChange) -> str:
-    if change.n_clusters is not None:  # clustered: in clusters of the observed size, as the leaderboard says it
-        if change.clusters_needed is None:
-            return ""
-        if change.clusters_needed <= change.n_clusters:
-            return f"; its {change.n_clusters:,} shared clusters are not enough at this level"
-        size = change.n_shared / max(1, change.n_clusters)
-        return f"; about {change.clusters_needed:,} clusters of ~{size:.3g} tasks would detect a change this size"
-    words = needed_words(change.tasks_needed, change.n_shared, "detect a change this size")
-    return f"; {words}" if words else ""
-
-
 def verdict_text(change: ModelChange, tolerance: float) -> str:
-    """The verdict with its mark, and why no change was detected (with the tasks that would)."""
+    """The verdict with its mark, and why no change was detected."""
     if change.verdict == "no detectable change":
         if change.n_shared == 0:
             return "➖ not compared: no shared tasks"
-        reason = reason_text(change.reason) if change.reason else None
-        return f"{MARKS[change.verdict]} ({reason}){_needed(change)}"
+        reason = reason_text(change.reason) if change.reason else "not significant"
+        if shown_interval(change)[2] and change.reason is not None and change.reason.why is Why.TEST:
+            return f"{MARKS[change.verdict]}: the test did not confirm it ({reason})"
+        return f"{MARKS[change.verdict]} ({reason})"
     if change.verdict == "within tolerance":
         return f"{MARKS[change.verdict]} ({tolerance:g})"
     return MARKS[change.verdict]
@@ -139,7 +145,8 @@ def not_compared(comparison: Comparison) -> int:
     return sum(m.n_shared == 0 for m in comparison.models)
 
 
-def rule_text(comparison: Comparison, *, extended: bool = False) -> str:
+def rule_text(comparison: Comparison) -> str:
+    """How a change is decided, for the method block (no markup: it sits in a paragraph of its own)."""
     confidence = f"{(1.0 - comparison.alpha) * 100:.6g}%"
     tolerance = (
         f", and by more than the tolerance: the CI's upper end below −{comparison.tolerance:g}"
@@ -147,18 +154,18 @@ def rule_text(comparison: Comparison, *, extended: bool = False) -> str:
         else ""
     )
     clustered = comparison.cluster_by != "none"
-    marked = (
-        f" {EXTENDED}: the {'cluster-robust' if clustered else 'bootstrap'} CI excludes 0 but the test does not "
-        "confirm it; shown extended to 0."
-        if extended
-        else ""
-    )
-    name = "cluster sign-flip test" if clustered else "exact paired permutation test"
+    name = "cluster sign-flip test" if clustered else "paired permutation test (exact or Monte Carlo)"
+    unit = "clusters" if clustered else "tasks"
     if comparison.one_sided:
+        if comparison.family:
+            over = (
+                f"after Holm's step-down over the {_count(comparison.family)} "
+                f"model{'s' if comparison.family != 1 else ''} that can reach it"
+            )
+        else:
+            over = f"(no model shares enough {unit} for the test to reach it)"
         test = (
-            f"the {name}, one-sided in the direction of Δ, gives p ≤ {comparison.alpha:g} "
-            f"after Holm's step-down over the {_count(comparison.family)} "
-            f"model{'s' if comparison.family != 1 else ''} that can reach it (drops and "
+            f"the {name}, one-sided in the direction of Δ, gives p ≤ {comparison.alpha:g} {over} (drops and "
             f"rises each a family: the chance of any false regression is at most {comparison.alpha:g}, and of "
             "any false improvement too)"
         )
@@ -177,20 +184,14 @@ def rule_text(comparison: Comparison, *, extended: bool = False) -> str:
             "another weight in the baseline: this run's weights are used."
         )
     if clustered:
-        # With cluster-by on: the same rule with clusters as the unit.
-        return (
-            f"<sub>Δ = this run − baseline, the mean over the tasks the model ran in both; {confidence} CR2 "
-            f"cluster-robust CI over {comparison.clusters:,} clusters (by {comparison.cluster_by}), ends rounded "
-            f"outward. A change is detected when the CI excludes 0, {test} and the model shares at least "
-            f"{min_tasks(comparison.alpha)} clusters; a drop is a regression when it is detected{tolerance}.{marked} "
-            f"Means are over the shared tasks.{power}</sub>"
-        )
+        ci = f"{confidence} CR2 cluster-robust CI over {comparison.clusters:,} clusters (by {comparison.cluster_by})"
+    else:
+        ci = f"{confidence} paired bootstrap CI ({comparison.b} resamples, seed {comparison.seed})"
     return (
-        f"<sub>Δ = this run − baseline, the mean over the tasks the model ran in both; {confidence} paired "
-        f"bootstrap CI ({comparison.b} resamples, seed {comparison.seed}), ends rounded outward. A change is "
-        f"detected when the CI excludes 0, {test} and "
-        f"the model shares at least {min_tasks(comparison.alpha)} tasks; a drop is a regression when it is "
-        f"detected{tolerance}.{marked} Means are over the shared tasks.{power}</sub>"
+        f"**The baseline comparison**: Δ = this run − baseline, the mean over the tasks the model ran in both; "
+        f"{ci}, ends rounded outward. A change is detected when the CI excludes 0, {test} and the model shares "
+        f"at least {min_tasks(comparison.alpha)} {unit}; a drop is a regression when it is detected{tolerance}. "
+        f"Means are over the shared tasks.{power}"
     )
 
 
@@ -205,7 +206,7 @@ def table(changes: Sequence[ModelChange], comparison: Comparison, noise: Mapping
     confidence = f"{(1.0 - comparison.alpha) * 100:.6g}%"
     label = labels([m.model_id for m in changes])
     lines = [
-        f"| Model | Base | PR | Δ [{confidence} CI] | Verdict | Tasks |",
+        f"| Model | Base | PR | Δ{delta_unit()} [{confidence} CI] | Verdict | Tasks |",
         "|-------|-----:|---:|:------:|---------|------:|",
     ]
     for m in changes:
@@ -244,22 +245,23 @@ def changes_lines(comparison: Comparison) -> list[str]:
 
 
 def categories_block(changes: Sequence[ModelChange]) -> str:
-    """Δ per model and category in a ``<details>`` block ('' when no model changed at all)."""
+    """Δ per model and category in a ``<details>`` block, categories in rows ('' when no model changed)."""
     rows = [m for m in changes if m.verdict != "unchanged" and m.n_shared > 0]
-    categories = sorted({c.category for m in rows for c in m.categories})
-    if not rows or not categories:
+    if not rows or not any(m.categories for m in rows):
         return ""
     label = labels([m.model_id for m in rows])
-    lines = [
-        "| Model | " + " | ".join(md_code(c) for c in categories) + " |",
-        "|-------|" + "-----:|" * len(categories),
-    ]
+    lines = [f"| Model | Category | Δ{delta_unit()} | Shared tasks |", "|:------|:---------|-----:|-----:|"]
     for m in rows:
-        by = {c.category: c for c in m.categories}
-        cells = [f"{signed(by[c].delta)} ({by[c].n_shared})" if c in by else DASH for c in categories]
-        lines.append(f"| {md_code(label[m.model_id])} | " + " | ".join(cells) + " |")
+        # The largest moves first: a category that did not move at all is left to the JSON report.
+        moved = sorted((c for c in m.categories if c.delta != 0), key=lambda c: (-abs(c.delta), c.category))
+        for c in moved:
+            lines.append(
+                f"| {md_code(label[m.model_id])} | {md_code(c.category)} | {signed(c.delta)} | {c.n_shared:,} |"
+            )
+    if len(lines) == 2:
+        return ""
     return (
-        "<details><summary>Δ by category (mean over the shared tasks of each category; tasks in parentheses)"
+        "<details><summary>Δ by category (the categories that moved; mean over the shared tasks of each)"
         "</summary>\n\n" + "\n".join(lines) + "\n\n</details>"
     )
 
@@ -278,27 +280,44 @@ def _build(
     rows = ordered(comparison)
     detected = [m for m in rows if m.significant]
     rest = [m for m in rows if not m.significant]
-    shown = detected[:changed] + rest[:quiet]
-    parts = [f"### {title}", baseline_md, headline(comparison)]
-    if shown:
-        parts.append(table(shown, comparison, noise))
+    lines = changes_lines(comparison)
     missing = []
     if changed < len(detected):
         missing.append(f"{_count(len(detected) - changed)} more with a detected change")
     if quiet < len(rest):
         missing.append(f"{_count(len(rest) - quiet)} more with no detectable change")
-    if missing:
-        parts.append(f"{' and '.join(missing)}{': ' + elsewhere if elsewhere else '.'}")
-    if rows:
-        parts.append(rule_text(comparison, extended=any(shown_interval(m)[2] for m in shown)))
-    lines = changes_lines(comparison)
+    more = f"{' and '.join(missing)}{': ' + elsewhere if elsewhere else '.'}" if missing else ""
+    quiet_block = ""
+    if rest[:quiet]:
+        which = "model" if len(rest) == 1 else "models"
+        quiet_block = (
+            f"<details><summary>{_count(len(rest))} {which} with no detectable change</summary>\n\n"
+            + table(rest[:quiet], comparison, noise)
+            + "\n\n</details>"
+        )
+    if not detected:
+        # Nothing changed: the whole section is one collapsed line, so the answer above stays short.
+        body = [baseline_md, headline(comparison), table(rest[:quiet], comparison, noise) if rest[:quiet] else "", more]
+        body += ["\n".join(lines)] if lines else []
+        summary = f"{html.escape(title, quote=False)}: {_summary_words(comparison)}"
+        return f"<details><summary>{summary}</summary>\n\n" + "\n\n".join(p for p in body if p) + "\n\n</details>"
+    parts = [f"### {title}", baseline_md, headline(comparison)]
+    if detected[:changed]:
+        parts.append(table(detected[:changed], comparison, noise))
+    parts.append(quiet_block)
+    parts.append(more)
     if lines:
         parts.append("\n".join(lines))
     if categories != "none":
-        block = categories_block(shown if categories == "shown" else detected[:changed])
+        block = categories_block(detected[:changed])
         if block:
             parts.append(block)
     return "\n\n".join(p for p in parts if p)
+
+
+def _summary_words(comparison: Comparison) -> str:
+    """The green case's one line (HTML: a ``<summary>`` reads no markdown)."""
+    return headline(comparison).replace("**", "").removesuffix(".")
 
 
 def comparison_markdown(
@@ -331,8 +350,7 @@ def comparison_markdown(
     text = build(detected, quiet, "shown")
     if limit is None or measure(text) <= limit:
         return text
-    for changed, quiet_shown, categories in ((detected, quiet, "changed"), (detected, quiet, "none"),
-                                             (detected, 0, "none")):  # fmt: skip
+    for changed, quiet_shown, categories in ((detected, quiet, "none"), (detected, 0, "none")):
         text = build(changed, quiet_shown, categories)
         if measure(text) <= limit:
             return text
@@ -471,13 +489,15 @@ def full_section(
 
 
 def gate_line(change: ModelChange, alpha: float) -> str:
-    """One line for the log and the gate's error: id (on one line), Δ, CI, tasks, test and p."""
-    delta, ci, _ = shown_interval(change)
+    """One line for the log and the gate's error: id (on one line), Δ, CI, tasks, test and p (in score units,
+    as the JSON report: the same line from the CLI and the action)."""
+    with score_format(False):
+        delta, ci, _ = shown_interval(change)
     ci = ci.replace("\u00a0", " ")  # a log line: a plain space
     adjusted = f" (Holm-adjusted {p_text(change.p_adjusted, alpha)})" if change.p_adjusted != change.p_value else ""
 
     bounds = f"{(1 - alpha) * 100:.6g}% CI {ci}" if ci else no_interval(change.n_clusters)
     return (
         f"{printable(change.model_id)}: Δ {delta}, {bounds}, over {change.n_shared} "
-        f"shared tasks, {change.test} p = {p_text(change.p_value, alpha)}{adjusted}"
+        f"shared tasks, {change.test} {p_text(change.p_value, alpha)}{adjusted}"
     )

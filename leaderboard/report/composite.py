@@ -35,8 +35,8 @@ def too_close_sentence(
         )
     elif close.tasks_needed is not None:
         head = (
-            f"{a} and {b} are too close to call on accuracy — about {close.tasks_needed:,} tasks in total "
-            f"would separate them (this suite has {close.n_tasks:,})."
+            f"{a} and {b} are too close to call on accuracy — this suite of {close.n_tasks:,} tasks cannot "
+            "resolve a gap this small."
         )
     else:
         head = (
@@ -130,9 +130,9 @@ def composite_verdict(result: CompositeBoard) -> str:
         if close.tasks_needed and close.tasks_needed <= close.n_shared:
             needed = f"their {close.n_shared:,} shared tasks are not enough at this level"
         elif close.tasks_needed:
-            needed = f"about {close.tasks_needed:,} tasks in total would separate them"
+            needed = "this suite cannot resolve a gap this small"
         else:
-            needed = "the suite cannot say how many tasks would separate them"
+            needed = "they score alike on the tasks both ran"
         if close.differing:
             text += f"; the two are too close to call on accuracy ({needed}), so the gap comes from the other metrics"
         else:
@@ -236,7 +236,12 @@ def _section(result: CompositeBoard, max_rows: int, max_warnings: int, warning_m
         reasons = [
             f"- ✗ {_inline(label[entry.model_id])}: {_reasons(entry)}" for entry in result.disqualified[:max_rows]
         ]
-        parts.append("\n".join(reasons))
+        why = (
+            "Why 1 model is disqualified"
+            if len(result.disqualified) == 1
+            else (f"Why {len(result.disqualified):,} models are disqualified")
+        )
+        parts.append(f"<details><summary>{why}</summary>\n\n" + "\n".join(reasons) + "\n\n</details>")
     hidden = max(0, len(result.ranked) - max_rows) + max(0, len(result.disqualified) - max_rows)
     if hidden:
         parts.append(f"{hidden} more models are in the JSON report (`composite`).")
@@ -245,16 +250,20 @@ def _section(result: CompositeBoard, max_rows: int, max_warnings: int, warning_m
         parts.append(_unmatched(result, warning_models))
     if not result.ranked:
         parts.append("**Every model is disqualified**: no model meets the constraints.")
+    return "\n\n".join(parts)
+
+
+def composite_method(result: CompositeBoard) -> str:
+    """How the composite is made, for the method block."""
     terms = [(name, w) for name, w in result.weights.items() if w > 0]
     weights = " + ".join(f"{w:.2f} × {_how(name, result.normalization[name])}" for name, w in terms[:MAX_TERMS])
     if len(terms) > MAX_TERMS:
         weights += f" + {len(terms) - MAX_TERMS:,} more terms (the JSON report's `composite.weights`)"
-    parts.append(
-        f"<sub>Composite = {weights}; ties broken by {_name(result.tie_breaker)}. Cost is the mean over completed "
+    return (
+        f"**The composite** = {weights}; ties broken by {_name(result.tie_breaker)}. Cost is the mean over completed "
         "calls ×1000 and unknown if any completed call is unpriced; failed calls count only in the error rate. "
-        "A disqualified model is not ranked.</sub>"
+        "A disqualified model is not ranked."
     )
-    return "\n\n".join(parts)
 
 
 def _number(value: float | None) -> float | None:

@@ -31,7 +31,7 @@ from ..stats.analysis import Leaderboard
 from ..validation import Problem
 from .formatting import count, labels
 from .markdown import leaderboard_table, md_code, md_text, pairwise_table, truncate
-from .notes import notes, scope_line
+from .notes import notes, plain_words, scope_line, settings_line, warnings
 from .protocol import (
     COMMENT_KEY,
     COMMENT_LIMIT,
@@ -72,6 +72,7 @@ MAX_PROBLEMS_SHOWN = 50
 TOP_ROWS = 10
 TITLE_WIDTH = 200
 CELL_WIDTH = 300
+METHOD_PAGE = "`docs/statistics.md`"
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,19 @@ def log_text(board: Leaderboard, *, lead: str | None = None) -> str:
     return "\n\n".join([lead or verdict(board), "\n".join([head, *lines])])
 
 
+def how_to_read(board: Leaderboard, method: Sequence[str], *, extended: bool) -> str:
+    """The one collapsed block about method: plain words first, then the method's names and figures."""
+    parts = [plain_words(board, compared=any(m.startswith("**The baseline comparison**") for m in method))]
+    parts.append(settings_line(board))
+    scope = scope_line(board)
+    if scope is not None:
+        parts.append(scope.removeprefix("<sub>").removesuffix("</sub>"))
+    parts.extend(method)
+    parts.append("\n".join(f"- {note}" for note in notes(board, extended=extended)))
+    parts.append(f"More on the method: {METHOD_PAGE} in the action's repository.")
+    return "\n\n".join(parts)
+
+
 def _details(summary: str, body: str) -> str:
     return f"<details><summary>{summary}</summary>\n\n{body}\n\n</details>"
 
@@ -108,14 +122,12 @@ def _assemble(
     others: int,
     categories: bool,
     elsewhere: str,
+    method: Sequence[str] = (),
 ) -> str:
     n = len(pieces.rows)
     parts = list(head)
     open_rows = min(TOP_ROWS, rows)
     parts.append("\n".join([pieces.row_head, *pieces.rows[:open_rows]]))
-    scope = scope_line(board)
-    if scope is not None:
-        parts.append(scope)
     if rows > open_rows:
         parts.append(
             _details(
@@ -152,7 +164,7 @@ def _assemble(
         missing.append("the categories")
     if missing:
         parts.append(f"> [!NOTE]\n> Not shown here: {', '.join(missing)}. {elsewhere}")
-    parts.append("\n".join(f"- {note}" for note in notes(board, extended=pieces.extended)))
+    parts.append(_details("How to read this", how_to_read(board, method, extended=pieces.extended)))
     parts.extend(tail)
     return "\n\n".join(parts) + "\n"
 
@@ -176,6 +188,7 @@ def compose(
     limit: int,
     measure: Callable[[str], int],
     elsewhere: str,
+    method: Sequence[str] = (),
 ) -> Composed:
     """The fullest document that fits ``limit``, keeping what fits in priority order."""
     if not board.rows:
@@ -194,7 +207,7 @@ def compose(
         c = {**size, **counts}
         return _assemble(
             board, pieces, head, tail, rows=c["rows"], leader=c["leader"], neighbours=c["neighbours"],
-            others=c["others"], categories=bool(c["categories"]), elsewhere=elsewhere,
+            others=c["others"], categories=bool(c["categories"]), elsewhere=elsewhere, method=method,
         )  # fmt: skip
 
     def done(**counts: int) -> Composed:
@@ -257,14 +270,20 @@ def _head(
     commit: Commit | None,
     sections: Sequence[str],
     lead: str | None = None,
+    outcome: str | None = None,
 ) -> list[str]:
     head = _title(key, title)
-    head.append(lead or verdict(board))
+    if outcome:
+        head.append(outcome)
+    # A warning that changes the answer is read with it, in the same paragraph, never as a footnote.
+    head.append(" ".join([lead or verdict(board), *warnings(board)]))
     if board.rows:
         head.append(info_line(board, commit))
     head.extend(sections)
-    if sections and board.rows and not sections[-1].startswith("### "):
-        head.append("### Leaderboard")  # so the table is not read as the last section's
+    # A heading, so the table is not read as the last section's (a collapsed section needs none).
+    shown = [s for s in sections if not s.startswith("<details>")]
+    if shown and board.rows and not sections[-1].startswith("### "):
+        head.append("### Leaderboard")
     return head
 
 
@@ -282,6 +301,8 @@ def comment_body(
     commit: Commit | None = None,
     lead: str | None = None,
     summary: Composed | None = None,
+    outcome: str | None = None,
+    method: Sequence[str] = (),
 ) -> Composed:
     """The PR comment.
 
@@ -292,11 +313,12 @@ def comment_body(
     """
     return compose(
         board,
-        head=_head(key, title, board, commit, sections, lead),
+        head=_head(key, title, board, commit, sections, lead, outcome),
         tail=_run_link(run_url),
         limit=COMMENT_LIMIT,
         measure=comment_length,
         elsewhere=_elsewhere(board, summary),
+        method=method,
     )
 
 
@@ -329,11 +351,14 @@ def summary_markdown(
     sections: Sequence[str] = (),
     commit: Commit | None = None,
     lead: str | None = None,
+    outcome: str | None = None,
+    method: Sequence[str] = (),
 ) -> Composed:
     # Keep a little room for the lines the action itself appends to the summary.
     return compose(
         board,
-        head=_head(None, title, board, commit, sections, lead),
+        head=_head(None, title, board, commit, sections, lead, outcome),
+        method=method,
         limit=SUMMARY_LIMIT - 16_384,
         measure=summary_length,
         elsewhere=(
@@ -350,11 +375,14 @@ def full_markdown(
     sections: Sequence[str] = (),
     commit: Commit | None = None,
     lead: str | None = None,
+    outcome: str | None = None,
+    method: Sequence[str] = (),
 ) -> str:
     """Everything, for the markdown file and the CLI: no limit applies to a file."""
     return compose(
         board,
-        head=_head(None, title or "", board, commit, sections, lead),
+        head=_head(None, title or "", board, commit, sections, lead, outcome),
+        method=method,
         limit=2**62,
         measure=len,
         elsewhere=f"The JSON report has all {len(board.pairs):,} pairs.",

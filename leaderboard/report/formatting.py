@@ -3,10 +3,13 @@
 * Three decimals by default; more where two different values would otherwise print alike.
 * Interval ends are rounded outward, so the printed interval contains the computed one.
 * A significant difference never prints an interval end of 0 or of the wrong sign (more
-  decimals until it does not); a non-significant one always prints an interval that
-  contains 0 (when the bootstrap interval excludes 0 but the exact test does not confirm
-  it, it is shown extended to 0 and marked).
+  decimals until it does not); a non-significant one prints the interval as computed (rounded
+  outward), and where that interval excludes 0 but the test did not confirm the difference, the
+  words beside it say so: an interval is never moved.
 * One interval style everywhere: ``[lo, hi]``; differences are signed.
+* Scores in [0, 1] read as percentages and their differences in points (74.4%, −3.0 pts), as
+  SWE-bench and MTEB print them, inside :func:`score_format` (``percent=True``); outside it, and
+  with ``score-format: fraction``, as fractions (0.744, −0.030). The JSON report keeps fractions.
 * Model labels are whole ids up to LABEL_WIDTH characters; longer ones are shortened in
   the middle (the end usually tells versions apart), and no two labels are ever alike.
 """
@@ -14,7 +17,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from ..stats.family import Detectable
 
@@ -24,9 +29,38 @@ LABEL_WIDTH = 48
 ELLIPSIS = "…"
 MINUS = "−"
 DASH = "—"
-EXTENDED = "†"
 # A no-break space inside an interval: a narrow column wraps before "[", never inside it.
-SEP = ",\u00a0"  # marks an interval extended to 0 because the exact test overruled the bootstrap
+SEP = ",\u00a0"
+
+
+_PERCENT: ContextVar[bool] = ContextVar("percent", default=False)
+POINTS = " pts"
+
+
+@contextmanager
+def score_format(percent: bool) -> Iterator[None]:
+    """Scores as percentages and differences in points while inside (the documents of one run)."""
+    token = _PERCENT.set(percent)
+    try:
+        yield
+    finally:
+        _PERCENT.reset(token)
+
+
+def in_percent() -> bool:
+    return _PERCENT.get()
+
+
+def delta_unit() -> str:
+    """What a column of differences is in, for its header: " (pts)" in percent, else nothing."""
+    return " (pts)" if _PERCENT.get() else ""
+
+
+def _scaled(value: float, decimals: int) -> tuple[float, int]:
+    """The value and decimals to print: a fraction's three decimals are a percentage's one."""
+    if _PERCENT.get():
+        return value * 100.0, max(1, decimals - 2)
+    return value, decimals
 
 
 def _plain(value: float, decimals: int) -> str:
@@ -48,15 +82,23 @@ def decimals_for(values: Iterable[float], base: int = DECIMALS, limit: int = 6) 
 
 
 def number(value: float, decimals: int = DECIMALS) -> str:
+    """A score: 0.744, or 74.4% in percent."""
     if math.isnan(value):
         return DASH
+    if _PERCENT.get():
+        return _plain(*_scaled(value, decimals)) + "%"
     return _plain(value, decimals)
 
 
 def signed(value: float, decimals: int = DECIMALS) -> str:
-    """+0.032, −0.011, 0.000 for an exact zero."""
+    """+0.032, −0.011, 0.000 for an exact zero (in percent: +3.2, −1.1, 0.0, points)."""
     if math.isnan(value):
         return DASH
+    value, decimals = _scaled(value, decimals)
+    return _signed(value, decimals)
+
+
+def _signed(value: float, decimals: int) -> str:
     if value == 0:
         return _plain(0.0, decimals)
     text = f"{abs(value):.{decimals}f}"
@@ -78,6 +120,7 @@ def interval(lo: float, hi: float, decimals: int = DECIMALS) -> str:
     """``[lo, hi]`` rounded outward (a mean's interval: unsigned)."""
     if math.isnan(lo) or math.isnan(hi):
         return DASH
+    (lo, decimals), (hi, _) = _scaled(lo, decimals), _scaled(hi, decimals)
     return f"[{_plain(_floor(lo, decimals), decimals)}{SEP}{_plain(_ceil(hi, decimals), decimals)}]"
 
 
@@ -89,18 +132,19 @@ def no_interval(n_clusters: int | None) -> str:
 def difference(
     value: float, lo: float, hi: float, significant: bool, decimals: int = DECIMALS, *, missing: str = DASH
 ) -> tuple[str, str, bool]:
-    """(signed value, signed interval, extended) for a difference and the decision made on it.
+    """(signed value, signed interval, unconfirmed) for a difference and the decision made on it.
 
     Significant: more decimals until neither the value nor an end prints as 0 or with the
-    wrong sign. Not significant: the printed interval contains 0; ``extended`` says it had
-    to be stretched to 0 (the bootstrap interval excluded 0, the exact test disagreed).
+    wrong sign. Not significant: the computed interval, rounded outward; ``unconfirmed`` says it
+    excludes 0 although the test did not confirm the difference (the caller says so in words).
     A difference without an interval (one cluster) is still shown; ``missing`` stands for the interval.
     """
     if math.isnan(value):
         return DASH, DASH, False
     if math.isnan(lo) or math.isnan(hi):
         return signed(value, decimals), missing, False
-    extended = False
+    (value, decimals), (lo, _), (hi, _) = _scaled(value, decimals), _scaled(lo, decimals), _scaled(hi, decimals)
+    unconfirmed = False
     if significant:
         d = decimals
         while d < MAX_DECIMALS:
@@ -113,12 +157,9 @@ def difference(
         low, high = _floor(lo, decimals), _ceil(hi, decimals)
     else:
         low, high = _floor(lo, decimals), _ceil(hi, decimals)
-        if low > 0:
-            low, extended = 0.0, True
-        if high < 0:
-            high, extended = 0.0, True
-    text = f"[{signed(low, decimals)}{SEP}{signed(high, decimals)}]"
-    return signed(value, decimals), text + (EXTENDED if extended else ""), extended
+        unconfirmed = lo > 0 or hi < 0
+    text = f"[{_signed(low, decimals)}{SEP}{_signed(high, decimals)}]"
+    return _signed(value, decimals), text, unconfirmed
 
 
 def shorten(text: str, width: int = LABEL_WIDTH, head: int | None = None) -> str:
@@ -188,6 +229,18 @@ def p_value(p: float, alpha: float | None = None) -> str:
         text = f"{p:.{digits}g}"
         digits += 1
     return text
+
+
+def delta_text(value: float) -> str:
+    """A difference in running text: signed, as the tables print it, in points in percent."""
+    return signed(value) + (POINTS if _PERCENT.get() else "")
+
+
+def magnitude_text(value: float) -> str:
+    """A size (a detectable difference) in running text, unsigned; in points in percent."""
+    if _PERCENT.get():
+        return _plain(*_scaled(abs(value), DECIMALS)) + POINTS
+    return number(abs(value))
 
 
 def count(n: int, noun: str, plural: str | None = None) -> str:

@@ -33,7 +33,7 @@ from ..stats.history import (
     Point,
     Series,
 )
-from .formatting import DASH, MINUS, decimals_for, shorten
+from .formatting import DASH, MINUS, decimals_for, in_percent, magnitude_text, shorten
 from .markdown import md_code, md_text, visible
 
 SPARKS = "▁▂▃▄▅▆▇█"
@@ -265,11 +265,13 @@ def noise_words(noise: Noise | None, branch: str | None, *, table: bool = False)
 
 
 def noise_cell(noise: Noise | None) -> str | None:
-    """Under a comparison's Δ, in its units (score, not points): ``±0.008 run to run``; None without a measure."""
+    """Under a comparison's Δ, in its units (``±0.8 pts run to run``, or ``±0.008`` in fractions); None without a measure."""
     if noise is None:
         return None
     if noise.rms_change == 0.0:
         return "the same every run"
+    if in_percent():  # the Δ beside it is in points
+        return f"±{magnitude_text(noise.rms_change)} run to run"
     for d in (3, 4, 5, 6):
         text = f"{noise.rms_change:.{d}f}"
         if float(text) != 0.0:

@@ -7,7 +7,7 @@ import math
 from ..stats.analysis import Leaderboard
 from ..stats.clustering import FEW_DF, LARGEST_SHARE_WARNING
 from ..stats.significance import min_tasks
-from .formatting import EXTENDED, count
+from .formatting import count
 from .markdown import confidence_label, md_code
 from .reasons import detectable_sentence
 from .tables import CHECK, FEW_CATEGORY_TASKS, TIED
@@ -36,15 +36,10 @@ def pairs_note(board: Leaderboard) -> str:
     return (
         f"Pairwise: {table.tested:,} pair{'s' if table.tested != 1 else ''} tested at {level}; "
         f"{int(table.significant.sum()):,} significant. "
-        "Significant means the paired bootstrap CI of the per-task difference excludes 0 and the exact "
-        f"paired permutation test (sign flips; McNemar for 0/1 scores) gives {p} <= {board.alpha:g}. "
-        f"Below {min_tasks(board.alpha)} shared tasks no sign-flip test can reach {board.alpha:g}. "
-        '"Tasks would tell" is a normal-approximation estimate at the level in force for the pair '
-        + (
-            "(with Holm, alpha / (m − r) once r of the m pairs are separated)."
-            if board.correction == "holm"
-            else f"({board.alpha:g}: each pair on its own)."
-        )
+        "Significant means the paired bootstrap CI of the per-task difference excludes 0 and the paired "
+        "permutation test (sign flips, exact or Monte Carlo; McNemar's for 0/1 scores) gives "
+        f"{p} <= {board.alpha:g}. Below {min_tasks(board.alpha)} shared tasks no sign-flip test can reach "
+        f"{board.alpha:g}."
     )
 
 
@@ -81,8 +76,7 @@ def cluster_notes(board: Leaderboard) -> list[str]:
         if d.warns:
             line += (
                 f": if tasks in a category are related, the intervals are about {math.sqrt(d.design_effect):.2g}x "
-                "too narrow and some differences not real; set `cluster-by: category` (CLI `--cluster-by "
-                "category`) to treat each category as one unit."
+                "too narrow."
             )
         else:
             line += ": below 2, treating tasks as independent costs little."
@@ -144,9 +138,8 @@ def notes(board: Leaderboard, *, extended: bool) -> list[str]:
     out.extend(cluster_notes(board))
     if extended:
         out.append(
-            f"{EXTENDED} The {'cluster-robust' if board.clustering is not None else 'bootstrap'} interval "
-            "excluded 0 but the exact test did not confirm the difference: "
-            "the interval is shown extended to 0."
+            "An interval of a difference that excludes 0 beside a **no** is one the test did not confirm: "
+            "the test decides, and the interval is shown as computed."
         )
     if any(n < FEW_CATEGORY_TASKS for n in board.category_tasks.values()):
         out.append(f"⚠ A category with fewer than {FEW_CATEGORY_TASKS} tasks: its means say little.")
@@ -161,3 +154,56 @@ def notes(board: Leaderboard, *, extended: bool) -> list[str]:
             "(`task-weights: apply` applies them)."
         )
     return out
+
+
+def warnings(board: Leaderboard) -> list[str]:
+    """At most two short notes that change how the table reads: shown beside it, never in a footnote."""
+    out: list[str] = []
+    d = board.design
+    if board.clustering is None and d is not None and d.warns:
+        out.append(
+            "⚠ Tasks in a category score alike, so these intervals are too narrow and some differences may not "
+            "be real; `cluster-by: category` counts each category once."
+        )
+    c = board.clustering
+    if c is not None and c.warns:
+        out.append(
+            f"⚠ Few independent groups of tasks ({c.count:,} {c.by} clusters): intervals are wide and few "
+            "differences can be told apart; that is the suite's resolution."
+        )
+    return out[:2]
+
+
+def settings_line(board: Leaderboard) -> str:
+    """The statistics' settings in force, for the method block."""
+    settings = f"{confidence_label(board.alpha)} intervals, {board.b:,} resamples, seed {board.seed}"
+    if board.pairs_computed and len(board.rows) > 1:
+        settings += ", claims family-wise (Holm)" if board.correction == "holm" else ", per-pair claims (no correction)"
+    if board.clustering is not None:
+        settings += f", clustered by {board.clustering.by} ({board.clustering.count:,} clusters)"
+    if board.task_weights == "apply" and board.weights_ignored:
+        settings += ", task weights applied"
+    return f"**Settings**: {settings}."
+
+
+def plain_words(board: Leaderboard, *, compared: bool) -> str:
+    """How to read the documents in a reviewer's words, before any method is named."""
+    level = confidence_label(board.alpha)
+    claim = f"{(1 - board.alpha):.0%}" if board.alpha < 1 else ""
+    words = (
+        f"Each model's **mean** is over the tasks it ran; its **{level} CI** is the range its mean would "
+        "plausibly fall in on another draw of similar tasks. **Rank** is a range: a model ranks above only the "
+        "models it beats clearly, so overlapping ranks are not told apart. **vs next** is the gap to the next "
+        "row on the tasks both ran: ✓ clear, ≈ too close to call. **Win rate** is the share of its tasks on "
+        "which a model has the top score. A difference counts as clear only when its interval excludes 0 "
+        "and a test on the same tasks confirms it"
+    )
+    if board.correction == "holm" and claim:
+        words += f", and all the table's claims together hold with {claim} confidence"
+    words += "."
+    if compared:
+        words += (
+            " **Δ** against the baseline is this run minus the baseline on the tasks a model ran in both; a "
+            "**regression** is a drop the test confirms."
+        )
+    return words

@@ -28,11 +28,12 @@ from ..stats.comparison import Comparison
 from ..stats.task_changes import TaskChanges
 from . import comparison as compared
 from . import task_changes as tasks
-from .composite import ACCURACY_HEADING, composite_dict, composite_section, composite_verdict
+from .composite import ACCURACY_HEADING, composite_dict, composite_method, composite_section, composite_verdict
 from .failures import failures_dict, failures_markdown
 from .history import history_dict, noise_cell
 from .history_section import history_section
 from .markdown import md_code, md_text
+from .outcome import outcome_line
 
 Kind = Literal["comment", "summary", "full"]
 KINDS: tuple[Kind, ...] = ("comment", "summary", "full")
@@ -79,6 +80,8 @@ class Plan:
     full: tuple[str, ...]
     lead: str | None
     report: Mapping[str, dict[str, object] | None]  # write_json's keyword arguments
+    outcome: str | None = None  # the first line: the pull request's outcome (None: no baseline, no required task)
+    method: tuple[str, ...] = ()  # the sections' method, for the one collapsed "How to read this" block
 
 
 def files_described(files: Sequence[str], records: int) -> str:
@@ -104,14 +107,27 @@ def plan(outcome: Outcome, *, baseline: Compared | Missing | None = None, left_o
             "failures": failures_dict(outcome.failures),
             "history": history_dict(outcome.history, outcome.earlier.coverage) if outcome.earlier is not None else None,
         },
+        outcome=outcome_line(outcome),
+        method=_method(outcome),
     )
+
+
+def _method(outcome: Outcome) -> tuple[str, ...]:
+    out: list[str] = []
+    if outcome.composite is not None:
+        out.append(composite_method(outcome.composite))
+    if outcome.comparison is not None:
+        out.append(compared.rule_text(outcome.comparison))
+        if outcome.changes is not None and (words := tasks.legend(outcome.changes)) is not None:
+            out.append(words)
+    return tuple(out)
 
 
 def _sections(
     kind: Kind, outcome: Outcome, baseline: Compared | Missing | None, left_out: str | None
 ) -> tuple[str, ...]:
     parts: list[str] = []
-    if outcome.required is not None:
+    if outcome.required is not None and not outcome.required.passed:
         parts.append(tasks.required_markdown(outcome.required, limit=_REQUIRED_ROWS[kind]))
     if isinstance(baseline, Missing):
         parts.append(compared.no_baseline_markdown(baseline.described))

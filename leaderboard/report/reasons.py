@@ -8,11 +8,10 @@ one sentence reads the same wherever it appears.
 
 from __future__ import annotations
 
-import math
-
 from ..records import Reason, Why
 from ..stats.clustering import FEW_DF
 from ..stats.family import Detectable
+from .formatting import p_value
 
 # How each sign-flip method (significance.METHOD_NAMES' order) is named in a reason.
 # Indexed by significance.METHOD_NAMES' codes; 3 and 4 (the Monte Carlo and normal tiers) are no longer made.
@@ -27,17 +26,9 @@ TEST_WORDS = (
 
 
 def p_text(p: float, alpha: float) -> str:
-    """p to 3 significant digits, more where that would print it on the other side of ``alpha``.
-
-    A reason reads "p = 0.05" beside "not significant" when p is 0.05004: the words would contradict
-    the decision they explain.
-    """
-    digits = 3
-    text = f"{p:.{digits}g}"
-    while math.isfinite(p) and (float(text) <= alpha) != (p <= alpha) and digits < 17:
-        digits += 1
-        text = f"{p:.{digits}g}"
-    return text
+    """ "p = 0.052" or "p < 0.001", rounded as every table prints p (:func:`~leaderboard.report.formatting.p_value`)."""
+    shown = p_value(p, alpha)
+    return f"p {shown}" if shown.startswith("<") else f"p = {shown}"
 
 
 def reason_text(reason: Reason) -> str:
@@ -63,7 +54,7 @@ def reason_text(reason: Reason) -> str:
     else:
         test = f"cluster {TEST_WORDS[reason.test]}" if reason.clustered else TEST_WORDS[reason.test]
         test = f"one-sided {test}" if reason.one_sided else test
-    return f"{test} p = {p_text(reason.p, alpha)}"
+    return f"{test} {p_text(reason.p, alpha)}"
 
 
 def needed_words(needed: int | None, n_shared: int, what: str = "tell", *, short: bool = False) -> str | None:

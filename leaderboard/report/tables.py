@@ -6,11 +6,12 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..records import PairwiseDiff
+from ..records import PairwiseDiff, Why
 from ..stats.analysis import Leaderboard
 from .formatting import (
     DASH,
     decimals_for,
+    delta_unit,
     difference,
     interval,
     labels,
@@ -21,8 +22,8 @@ from .formatting import (
     tasks_cell,
 )
 from .markdown import confidence_label, md_code
-from .reasons import needed_words, reason_text
-from .verdict import ORDINAL, cluster_size, inline, oriented
+from .reasons import reason_text
+from .verdict import ORDINAL, inline, oriented
 
 PAIRS_SHOWN = 1000  # in a document without a size limit; the JSON report has every pair
 FEW_CATEGORY_TASKS = 5
@@ -92,20 +93,16 @@ def table_pieces(board: Leaderboard) -> Pieces:
         if pair.significant:
             return f"{CHECK} yes"
         reason = reason_text(pair.reason) if pair.reason else "not significant"
-        if pair.clusters_needed is not None and pair.n_shared and pair.n_clusters is not None:
-            if pair.clusters_needed <= pair.n_clusters:
-                reason += f"; {pair.n_clusters:,} shared clusters not enough"
-            else:
-                reason += f"; ~{pair.clusters_needed:,} clusters of ~{cluster_size(pair)} tasks would tell"
-        elif pair.n_shared and pair.n_clusters is None:
-            words = needed_words(pair.tasks_needed, pair.n_shared, short=True)
-            if words:
-                reason += f"; {words}"
+        if (pair.ci_lo > 0 or pair.ci_hi < 0) and pair.reason is not None and pair.reason.why is Why.TEST:
+            # The interval alone would say yes: say in words that the test did not confirm it.
+            reason = f"the test did not confirm it ({reason})"
         return f"no: {reason}"
 
     leader_head = "\n".join(
         [
-            _row(["Rank", "Model", "Δ (leader − model)", f"{level} CI", p_head, "Significant", "Shared"]),
+            _row(
+                ["Rank", "Model", f"Δ (leader − model){delta_unit()}", f"{level} CI", p_head, "Significant", "Shared"]
+            ),
             "|:---:|:------|------:|:------:|----:|:------|-----:|",
         ]
     )
@@ -148,7 +145,7 @@ def table_pieces(board: Leaderboard) -> Pieces:
         others = ((i, j) for i in range(2, len(rows) + 1) for j in range(i + 2, len(rows) + 1))
         other_lines = [pair_line(i, j) for i, j in itertools.islice(others, budget)]
     pair_head = [
-        _row(["Ranks", "Higher", "Lower", "Δ mean", f"{level} CI", p_head, "Significant"]),
+        _row(["Ranks", "Higher", "Lower", f"Δ mean{delta_unit()}", f"{level} CI", p_head, "Significant"]),
         "|:---:|:------|:------|------:|:------:|----:|:------|",
     ]
     return Pieces(

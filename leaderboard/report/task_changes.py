@@ -273,16 +273,24 @@ def _intro(changes: TaskChanges, shown: Sequence[ModelTaskChanges], on_base: OnB
     total = len(changes.models)
     if not changed:
         return ""
-    lead = f"{count(len(changed), 'model')} of {_n(total)} with a task that moved or is on one side only"
-    legend = []
-    if any(m.binary for m in changed):
-        legend.append("0/1 scores: newly failing = 1 on the base, 0 here (with trials: the share that passed fell)")
-    if any(m.trials for m in changed):
-        legend.append(f"{FLAKY} its trials disagree on one side (flaky)")
+    intro = f"{count(len(changed), 'model')} of {_n(total)} with a task that moved or is on one side only."
     if on_base is not None and on_base.rates:
-        legend.append(flaky_legend(on_base.branch))
-    legend.append("moves within the tie rule (`math.isclose`) are not moves")
-    return f"{lead}. <sub>{'; '.join(legend)}.</sub>"
+        intro += f" <sub>{flaky_legend(on_base.branch)}.</sub>"
+    return intro
+
+
+def legend(changes: TaskChanges) -> str | None:
+    """How the moved tasks are counted, for the method block (None when no task moved)."""
+    changed = changes.changed
+    if not changed:
+        return None
+    words = []
+    if any(m.binary for m in changed):
+        words.append("0/1 scores: newly failing = 1 on the base, 0 here (with trials: the share that passed fell)")
+    if any(m.trials for m in changed):
+        words.append(f"{FLAKY} its trials disagree on one side (flaky)")
+    words.append("moves within the tie rule (`math.isclose`) are not moves")
+    return f"**Which tasks moved**: {'; '.join(words)}."
 
 
 def _changes_markdown(
@@ -434,10 +442,8 @@ def required_markdown(
     if check.passed:
         return f"✅ **{REQUIRED_TITLE}**: all {count(len(check.models), 'model')} pass ({rule})."
     n = len(check.failures)
-    head = (
-        f"> [!CAUTION]\n> **{count(n, 'required-task failure')}** in {count(len(check.failed_models), 'model')} "
-        f"({rule}); this fails the step."
-    )
+    # The outcome line above says that it fails; here the rule and the failures.
+    head = f"**{REQUIRED_TITLE}**: {rule}."
 
     def text(rows: int) -> str:
         lines = ["| Model | Task | Score |", "|:------|:-----|------:|"]

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from ..records import PairwiseDiff
 from ..stats.analysis import Leaderboard
+from ..stats.clustering import FEW_DF
 from ..stats.ties import TIE_ABS_TOL
-from .formatting import count, difference, no_interval
+from .formatting import POINTS, count, difference, in_percent, magnitude_text, no_interval
 from .markdown import confidence_label, md_code
 from .protocol import Commit
 
@@ -50,13 +52,17 @@ def verdict(board: Leaderboard) -> str:
         gap = f"the top two ({inline(first)} and {inline(rows[1].model_id)}) share no task, so they cannot be compared"
     else:
         shown, ci, _ = difference(d, lo, hi, second.significant, missing="")
+        shown += POINTS if in_percent() else ""
         bounds = f"{level} CI {ci}" if ci else no_interval(second.n_clusters)
-        evidence = f"({bounds}, {count(second.n_shared, 'shared task')})"
+        # On the shared tasks, which the table's means (over each model's own tasks) need not be: said.
+        footing = f"on the {count(second.n_shared, 'task')} both ran ({bounds})"
         if d < 0:
             # Ranked first on its own tasks, behind on the ones they share (the two ran different sets).
-            gap = f"is behind {inline(rows[1].model_id)} on the tasks both ran: {shown} {evidence}"
+            gap = f"is behind {inline(rows[1].model_id)} by {shown[1:]} {footing}"
+            apart = f"the first is behind the second by {shown[1:]} {footing}"
         else:
-            gap = f"leads {inline(rows[1].model_id)} by {shown} {evidence}"
+            gap = f"leads {inline(rows[1].model_id)} by {shown} {footing}"
+            apart = f"the top two are {shown[1:] if shown[0] == '+' else shown} apart {footing}"
     top = board.top_group
     if top == (first,):
         return f"**{inline(first)} is best**, significantly ahead of every other model: it {gap}."
@@ -74,47 +80,28 @@ def verdict(board: Leaderboard) -> str:
         return f"{tied}; {gap}."
     if abs(second.mean_diff) <= TIE_ABS_TOL:
         return f"{tied}, the top two with the same mean on the {count(second.n_shared, 'task')} they share."
-    if second.clusters_needed is not None and second.n_clusters is not None:
-        if second.clusters_needed <= second.n_clusters:
-            resolve = (
-                f"their {second.n_clusters:,} shared clusters are not enough to separate the top two at this level"
-            )
-        else:
-            resolve = (
-                f"about {second.clusters_needed:,} clusters of ~{cluster_size(second)} tasks would separate the "
-                f"top two (they share {second.n_clusters:,} clusters)"
-            )
-    elif second.tasks_needed is not None and second.n_clusters is None and second.tasks_needed <= second.n_shared:
-        resolve = f"their {second.n_shared:,} shared tasks are not enough to separate the top two at this level"
-    elif second.tasks_needed is not None and second.n_clusters is None:
-        resolve = (
-            f"about {second.tasks_needed:,} shared tasks would separate the top two (they share {second.n_shared:,})"
-        )
-    else:
-        units = "tasks" if second.n_clusters is None else "clusters"
-        resolve = f"too few shared {units} to say how many would separate the top two"
+    resolve = resolution(board)
     if set(top) == {first, rows[1].model_id}:
         # Two: name each once.
         return f"**No clear winner**: {inline(first)} {gap}, too close to call: {resolve}."
-    return f"{tied}; {inline(first)} {gap}; {resolve}."
+    return f"{tied}: {apart}; {resolve}."
 
 
-def cluster_size(pair: PairwiseDiff) -> str:
-    """The pair's observed mean cluster size, as "~12" reads."""
-    return f"{pair.n_shared / max(1, pair.n_clusters or 1):.3g}"
+def resolution(board: Leaderboard) -> str:
+    """Why a gap stays unresolved, in what the suite can detect (never a post-hoc count of tasks)."""
+    d = board.detectable()
+    unit = "cluster" if board.clustering is not None else "task"
+    if d is None or math.isnan(d.difference) or not d.reachable:
+        return f"this suite has too few shared {unit}s to resolve a gap this small"
+    if d.unit == "cluster" and not d.df >= FEW_DF:
+        return "this suite has too few effective clusters to resolve a gap this small"
+    return f"this suite cannot resolve a gap this small; it detects about ±{magnitude_text(d.difference)}"
 
 
 def info_line(board: Leaderboard, commit: Commit | None) -> str:
-    parts = [count(board.n_models, "model"), count(board.n_tasks, "task"), count(board.n_runs, "run")]
+    """One line of context: what was compared, and at which commit (the settings are in the method block)."""
+    parts = [f"{count(board.n_models, 'model')} × {count(board.n_tasks, 'task')}", count(board.n_runs, "run")]
     if commit is not None:
         short = md_code(commit.sha[:7])
         parts.append(f"commit [{short}]({commit.url})" if commit.url else f"commit {short}")
-    settings = f"{confidence_label(board.alpha)} CI, {board.b:,} resamples, seed {board.seed}"
-    if board.pairs_computed and len(board.rows) > 1:
-        settings += ", family-wise (Holm)" if board.correction == "holm" else ", per-pair claims (no correction)"
-    if board.clustering is not None:
-        settings += f", clustered by {board.clustering.by} ({board.clustering.count:,} clusters)"
-    if board.task_weights == "apply" and board.weights_ignored:
-        settings += ", task weights applied"
-    parts.append(settings)
     return "<sub>" + " · ".join(parts) + "</sub>"
