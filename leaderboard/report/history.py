@@ -265,7 +265,7 @@ def noise_words(noise: Noise | None, branch: str | None, *, table: bool = False)
 
 
 def noise_cell(noise: Noise | None) -> str | None:
-    """Under a comparison's Δ, in its units (``±0.8 pts run to run``, or ``±0.008`` in fractions); None without a measure."""
+    """Under a comparison's Δ, in its units (``±0.8 pts run to run``; ``±0.008`` in fractions); None without one."""
     if noise is None:
         return None
     if noise.rms_change == 0.0:
