@@ -16,9 +16,9 @@ from pathlib import Path
 from .. import limits
 from ..records import EvalRun
 from ..validation import Problem
-from . import helm, inspect_log, lm_eval, openai_evals, promptfoo
+from . import every_eval_ever, helm, inspect_log, lm_eval, openai_evals, parquet, promptfoo
 from ._common import FORMAT_NAMES, FileRead, ReadOptions, Refused, read_whole
-from .detect import COMPANION_OF, HELM_RUN_FILE, LM_EVAL_RESULTS, detect
+from .detect import COMPANION_OF, EEE_AGGREGATE, HELM_RUN_FILE, LM_EVAL_RESULTS, detect
 from .ziplimits import ZipLimits
 
 __all__ = [
@@ -227,6 +227,13 @@ class Session:
             promptfoo.read_export(read, read_whole(read.path))
         elif kind == "openai-evals":
             openai_evals.read_record(read)
+        elif kind == every_eval_ever.FORMAT:
+            every_eval_ever.read_samples(read)
+        elif kind == EEE_AGGREGATE:
+            every_eval_ever.check_aggregate(read)
+            return []
+        elif kind == parquet.FORMAT:
+            return parquet.read_runs(read)  # EvalRun's own columns: records as they are, trials included
         else:  # pragma: no cover - FORMAT_NAMES and detect() name no other
             raise Refused(f"no reader for format {kind!r}")
         return list(read.records())

@@ -12,7 +12,9 @@ from .. import limits
 from ..records import EvalRun, Source
 from ..validation import Problem
 
-FORMAT_NAMES = ("auto", "evalrun", "lm-eval", "inspect", "helm", "promptfoo", "openai-evals")
+FORMAT_NAMES = (
+    "auto", "evalrun", "lm-eval", "inspect", "helm", "promptfoo", "openai-evals", "every-eval-ever", "parquet",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)

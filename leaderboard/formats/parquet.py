@@ -1,0 +1,277 @@
+"""Parquet: EvalRun's columns in a columnar file, read with the same checks and written from validated records.
+
+The columns are EvalRun's fields: ``model_id``, ``task_id``, ``metric_name``, ``score`` (required),
+``category``, ``weight`` and the call fields ``cost_usd``, ``latency_ms``, ``error``, ``metrics``
+(a map of names to numbers), ``trial``, ``cluster``; other columns are ignored, a null cell is an
+absent field. A column of the wrong type is refused by name; a bad cell is a problem at
+``file:row`` (rows counted from 1), with the same message the JSONL reader gives for it.
+
+Reading and writing go through DuckDB, an optional dependency of the library and the CLI
+(``pip install 'leaderboard-action[parquet]'``) that the action's image installs: its wheel is half
+pyarrow's, and the same engine reads newline-delimited JSON as columns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import tempfile
+import unicodedata
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import limits
+from ..records import NO_ERROR, EvalRun, Source
+from ..validation import CALL_FIELDS, check_fields
+from ._common import FileRead, Refused
+
+if TYPE_CHECKING:  # pragma: no cover
+    import duckdb
+
+FORMAT = "parquet"
+MAGIC = b"PAR1"
+INSTALL = "pip install 'leaderboard-action[parquet]'"
+# Rows of one file: about the records MAX_INPUT_BYTES holds as JSON lines. A Parquet file is small for its
+# rows (dictionary and run-length encoding), so its size alone does not bound what reading it costs.
+MAX_ROWS = 5_000_000
+
+_NUMERIC = frozenset(
+    {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT",
+     "FLOAT", "DOUBLE"}
+)  # fmt: skip
+_INTEGER = frozenset(t for t in _NUMERIC if "INT" in t)
+# The type each column may have: a set of DuckDB type names, or a predicate on the name.
+_STRING = frozenset({"VARCHAR"})
+_COLUMNS: dict[str, frozenset[str]] = {
+    "model_id": _STRING, "task_id": _STRING, "metric_name": _STRING, "category": _STRING, "cluster": _STRING,
+    "score": _NUMERIC, "weight": _NUMERIC, "cost_usd": _NUMERIC, "latency_ms": _NUMERIC,
+    "error": _STRING | {"BOOLEAN"}, "trial": _INTEGER | _STRING,
+}  # fmt: skip
+_REQUIRED = ("model_id", "task_id", "metric_name", "score")
+_BATCH = 100_000  # rows fetched at a time: memory follows the records kept, not the file's decoded size
+_MAX_FLOAT = sys.float_info.max
+
+
+def _duckdb() -> Any:
+    try:
+        import duckdb
+    except ImportError:
+        raise Refused(
+            f"reading Parquet needs DuckDB, which is not installed: {INSTALL} (the action's image has it)"
+        ) from None
+    return duckdb
+
+
+def _connect() -> duckdb.DuckDBPyConnection:
+    con = _duckdb().connect(":memory:")
+    # One thread: the statistics that follow are the work; a shared 2-core runner gains nothing from more.
+    con.execute("SET threads = 1")
+    return con  # type: ignore[no-any-return]
+
+
+def _type_ok(name: str, kind: str) -> bool:
+    if name == "metrics":
+        return kind.startswith("MAP(VARCHAR, ") and kind[len("MAP(VARCHAR, ") : -1] in _NUMERIC
+    allowed = _COLUMNS[name]
+    return kind in allowed or (kind.startswith("DECIMAL") and "DOUBLE" in allowed)
+
+
+def _columns(con: duckdb.DuckDBPyConnection, path: str) -> list[str]:
+    """The EvalRun columns the file has, each of a type that holds the field; Refused naming any other."""
+    try:
+        described = con.execute("DESCRIBE SELECT * FROM read_parquet(?)", [path]).fetchall()
+        rows = con.execute("SELECT sum(num_rows) FROM parquet_file_metadata(?)", [path]).fetchone()
+    except _duckdb().Error as exc:
+        raise Refused(f"not a readable Parquet file: {_first_line(exc)}") from None
+    count = int(rows[0] or 0) if rows else 0
+    if count > MAX_ROWS:
+        raise Refused(f"has {count:,} rows; a Parquet file may hold {MAX_ROWS:,}")
+    types = {str(name): str(kind) for name, kind, *_ in described}
+    missing = [c for c in _REQUIRED if c not in types]
+    if missing:
+        raise Refused(f"has no column {', '.join(missing)}: an EvalRun Parquet file has {', '.join(_REQUIRED)}")
+    wanted = [c for c in (*_COLUMNS, "metrics") if c in types]
+    for name in wanted:
+        if not _type_ok(name, types[name]):
+            raise Refused(f"column {name!r} is {types[name]}, which cannot hold the field", field=name)
+    return wanted
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def read_runs(read: FileRead) -> list[EvalRun]:
+    """The records of an EvalRun Parquet file; problems at file:row appended to ``read.problems``."""
+    con = _connect()
+    path = str(read.path)
+    try:
+        columns = _columns(con, path)
+        select = ", ".join(f'"{c}"' for c in columns)
+        result = con.execute(f"SELECT file_row_number, {select} FROM read_parquet(?, file_row_number = true)", [path])
+        runs: list[EvalRun] = []
+        for batch in _batches(result):
+            runs.extend(_rows(read, columns, batch))
+    except _duckdb().Error as exc:
+        raise Refused(f"cannot read the Parquet file: {_first_line(exc)}") from None
+    finally:
+        con.close()
+    return runs
+
+
+def _batches(result: duckdb.DuckDBPyConnection) -> Iterator[list[tuple[Any, ...]]]:
+    while batch := result.fetchmany(_BATCH):
+        yield batch
+
+
+def _plain(text: object) -> bool:
+    """A string id already canonical and within bounds: the common case, checked cheaply."""
+    return (
+        type(text) is str
+        and 0 < len(text) <= limits.MAX_ID_LENGTH
+        and (text.isascii() or unicodedata.is_normalized("NFC", text))
+        and not text[0].isspace()
+        and not text[-1].isspace()
+    )
+
+
+def _rows(read: FileRead, columns: Sequence[str], batch: list[tuple[Any, ...]]) -> Iterator[EvalRun]:
+    intern = sys.intern
+    name = read.name
+    index = {c: i + 1 for i, c in enumerate(columns)}
+    simple = set(columns) <= {"model_id", "task_id", "metric_name", "score", "category", "weight"}
+    m, t, k, s = index["model_id"], index["task_id"], index["metric_name"], index["score"]
+    c, w = index.get("category"), index.get("weight")
+    for row in batch:
+        category = "general" if c is None or row[c] is None else row[c]
+        weight = 1.0 if w is None or row[w] is None else row[w]
+        score, metric = row[s], row[k]
+        if (
+            simple
+            and type(score) is float
+            and 0.0 <= score <= 1.0
+            and type(weight) in (float, int)
+            and 0.0 < weight <= _MAX_FLOAT
+            and _plain(row[m])
+            and _plain(row[t])
+            and _plain(category)
+            and type(metric) is str
+            and 0 < len(metric) <= limits.MAX_ID_LENGTH
+            and metric.strip()
+        ):
+            yield EvalRun(
+                intern(row[m]), row[t], intern(metric), score, intern(category), float(weight),
+                source=Source(name, row[0] + 1),
+            )  # fmt: skip
+            continue
+        run = _checked(read, columns, row)
+        if run is not None:
+            yield run
+
+
+def _checked(read: FileRead, columns: Sequence[str], row: tuple[Any, ...]) -> EvalRun | None:
+    """A row off the common path, checked field by field as the JSONL reader checks a record."""
+    line = row[0] + 1
+    record: dict[str, Any] = {c: v for c, v in zip(columns, row[1:], strict=True) if v is not None}
+    for field in ("score", "weight", "cost_usd", "latency_ms"):
+        value = record.get(field)
+        if value is not None and not isinstance(value, (int, float)):
+            record[field] = float(value)  # a DECIMAL column's value
+    error = record.get("error")
+    if isinstance(error, str) and error.lower() in NO_ERROR:
+        record["error"] = False
+    elif isinstance(error, str) and error.lower() == "true":
+        record["error"] = True
+    if "metrics" in record:
+        record["metrics"] = dict(record["metrics"])
+    problems = check_fields(record, {"file": read.name, "line": line})
+    if problems:
+        read.problems.extend(problems)
+        return None
+    ids = {f: _nfc(record[f]) for f in ("model_id", "task_id", "metric_name")}
+    calls = {f: record[f] for f in CALL_FIELDS if f in record and f != "metrics"}
+    if record.get("metrics"):
+        calls["metrics"] = {sys.intern(n): float(v) for n, v in record["metrics"].items()}
+    if "cluster" in calls:
+        calls["cluster"] = sys.intern(calls["cluster"])
+    for field in ("cost_usd", "latency_ms"):
+        if field in calls:
+            calls[field] = float(calls[field])
+    score = record.get("score")
+    return EvalRun(
+        sys.intern(ids["model_id"]), ids["task_id"], sys.intern(ids["metric_name"]),
+        None if score is None else float(score), sys.intern(_nfc(record.get("category", "general"))),
+        float(record.get("weight", 1.0)), source=Source(read.name, line), **calls,
+    )  # fmt: skip
+
+
+def _nfc(text: str) -> str:
+    """An id as the JSONL reader keeps it: NFC."""
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
+
+
+# --- writing ------------------------------------------------------------------------------------------------
+
+_WRITTEN = {
+    "model_id": "VARCHAR", "task_id": "VARCHAR", "metric_name": "VARCHAR", "score": "DOUBLE",
+    "category": "VARCHAR", "weight": "DOUBLE", "cost_usd": "DOUBLE", "latency_ms": "DOUBLE", "error": "VARCHAR",
+    "metrics": "MAP(VARCHAR, DOUBLE)", "trial": "BIGINT", "cluster": "VARCHAR",
+}  # fmt: skip
+
+
+def _row(run: EvalRun, text_trials: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "model_id": run.model_id, "task_id": run.task_id, "metric_name": run.metric_name, "score": run.score,
+        "category": run.category, "weight": run.weight, "cost_usd": run.cost_usd, "latency_ms": run.latency_ms,
+        # A failed call is "true" or its reason; the reader maps "true" back to True.
+        "error": None if run.error is False else ("true" if run.error is True else run.error),
+        "metrics": dict(run.metrics) or None, "cluster": run.cluster,
+        "trial": None if run.trial is None else (str(run.trial) if text_trials else run.trial),
+    }  # fmt: skip
+    return out
+
+
+def write_runs(runs: Sequence[EvalRun], path: str | os.PathLike[str]) -> None:
+    """Write validated records as Parquet, in the columns :func:`read_runs` reads back to the same records.
+
+    The records go to DuckDB as JSON lines in a temporary file beside the target, then one ``COPY`` writes
+    the Parquet file with declared column types (a column is typed even when every value in it is null).
+    """
+    target = Path(path)
+    text_trials = any(isinstance(run.trial, str) for run in runs)
+    columns = {**_WRITTEN, "trial": "VARCHAR" if text_trials else "BIGINT"}
+    con = _connect()
+    handle, staging = tempfile.mkstemp(prefix=".leaderboard-", suffix=".jsonl", dir=target.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.writelines(json.dumps(_row(run, text_trials), ensure_ascii=False) + "\n" for run in runs)
+        con.execute(
+            "COPY (SELECT * FROM read_json(?, format = 'newline_delimited', columns = ?)) TO "
+            f"'{_quoted(target)}' (FORMAT parquet, COMPRESSION zstd)",
+            [staging, columns],
+        )
+    finally:
+        con.close()
+        with contextlib.suppress(OSError):
+            os.unlink(staging)
+
+
+def _quoted(path: Path) -> str:
+    """A path inside a SQL string literal (COPY TO takes no parameter)."""
+    return str(path).replace("'", "''")
+
+
+def export(runs: Sequence[EvalRun], path: str | os.PathLike[str]) -> str | None:
+    """:func:`write_runs` for the CLI and the action: None when written, else the one line that says why not."""
+    try:
+        write_runs(runs, path)
+    except Refused as refused:
+        return f"cannot write {Path(path).as_posix()}: {refused}"
+    except OSError as exc:
+        return f"cannot write {Path(path).as_posix()}: {exc.strerror or exc}"
+    except _duckdb().Error as exc:  # evaluated only when DuckDB is there: without it, write_runs refused
+        return f"cannot write {Path(path).as_posix()}: {_first_line(exc)}"
+    return None
