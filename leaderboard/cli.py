@@ -11,6 +11,7 @@ from . import __version__
 from .config import Config, parse_weights, read_config, with_weights
 from .engine import DEFAULT_ALPHA, DEFAULT_RESAMPLES, evaluate
 from .formats import FORMAT_NAMES, ReadOptions, Session, comment_note, load_summary
+from .formats.parquet import export as export_parquet
 from .limits import MAX_BOOTSTRAP_SAMPLES
 from .loading import load_runs
 from .numbers import parse_decimal, parse_integer
@@ -92,6 +93,12 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("files", nargs="+", metavar="FILE_OR_GLOB", help="input files or globs (quote globs)")
     p.add_argument("--json", metavar="PATH", type=Path, help="also write the JSON report here")
+    p.add_argument(
+        "--export-parquet",
+        metavar="PATH",
+        type=Path,
+        help="also write the validated records here as Parquet (a baseline that loads fast next time)",
+    )
     # None: not given, so a configuration's statistics block (else the default) decides.
     p.add_argument("--alpha", type=_alpha, default=None, help="1 - confidence level (default 0.05: 95%% CIs)")
     p.add_argument(
@@ -220,6 +227,9 @@ def _run(args: argparse.Namespace) -> int:
         return 1
     # stderr: stdout is the leaderboard itself, byte for byte the same for the same records.
     print(load_summary(session.report()), file=sys.stderr)
+    if args.export_parquet is not None and (failure := export_parquet(runs, args.export_parquet)) is not None:
+        print(failure, file=sys.stderr)
+        return 1
     failed = failures(runs)  # calls left out as failed: counted in the output, the report and here
     if (failed_line := failures_line(failed)) is not None:
         print(failed_line, file=sys.stderr)
