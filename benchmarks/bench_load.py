@@ -73,6 +73,8 @@ def candidates(jsonl: Path, parquet: Path | None) -> dict[str, tuple[str, Callab
         "load_runs (the project, JSONL)": ("project", lambda: len(load_runs([str(jsonl)]))),
         "json.loads per line, no checks": ("rows", lambda: [json.loads(line) for line in _lines(jsonl)]),
     }
+    if parquet is not None:
+        out["load_runs (the project, Parquet)"] = ("project", lambda: len(load_runs([str(parquet)])))
     try:
         import orjson
 

@@ -56,6 +56,16 @@ def test_records_with_every_call_field_come_back_as_they_were_written(tmp_path: 
     assert [r.source.line for r in back if r.source] == [1, 2, 3, 4, 5]
 
 
+def test_metrics_may_be_a_struct_column_as_pandas_and_polars_write_dicts(tmp_path: Path) -> None:
+    select = (
+        "SELECT 'm' AS model_id, 't' || i AS task_id, 'acc' AS metric_name, 0.5 AS score, "
+        "CASE WHEN i = 0 THEN {'cites': 0.5, 'turns': NULL} ELSE {'cites': NULL, 'turns': 3.0} END AS metrics "
+        "FROM range(2) r(i)"
+    )
+    runs = load_runs([str(sql_parquet(tmp_path / "runs.parquet", select))])
+    assert [dict(r.metrics) for r in runs] == [{"cites": 0.5}, {"turns": 3.0}]
+
+
 def test_a_parquet_file_gives_the_same_comment_as_the_equivalent_jsonl(tmp_path: Path) -> None:
     exported, jsonl_comment, parquet_comment = (tmp_path / n for n in ("runs.parquet", "a.md", "b.md"))
     assert main([str(EXAMPLE), "--comment", str(jsonl_comment), "--export-parquet", str(exported)]) == 0
@@ -73,6 +83,24 @@ def test_every_bad_row_is_named_by_file_and_row(tmp_path: Path) -> None:
         "upstream (it is not stripped silently)",
         f"{path}:400: score: 1.5 is outside [0, 1]; normalise the metric to a fraction upstream",
     ]
+
+
+def test_ids_are_checked_as_the_jsonl_reader_checks_them(tmp_path: Path) -> None:
+    select = (
+        "SELECT 'm' AS model_id, ['t1', 'e\u0301', 't3\u00a0', ' '][i + 1] AS task_id, "
+        "['acc', 'acc', 'acc', 'acc'][i + 1] AS metric_name, 0.5 AS score FROM range(4) r(i)"
+    )
+    path = sql_parquet(tmp_path / "runs.parquet", select)
+    with pytest.raises(InvalidEvalRuns) as caught:
+        load_runs([str(path)])
+    assert [(p.line, p.field) for p in caught.value.problems] == [(3, "task_id"), (4, "task_id")]
+    assert "leading or trailing whitespace" in caught.value.problems[0].message
+
+
+def test_an_id_not_in_nfc_is_kept_in_nfc_as_the_jsonl_reader_keeps_it(tmp_path: Path) -> None:
+    select = "SELECT 'm' AS model_id, 'e\u0301' AS task_id, 'acc' AS metric_name, 0.5 AS score"
+    [run] = load_runs([str(sql_parquet(tmp_path / "runs.parquet", select))])
+    assert run.task_id == "\u00e9"
 
 
 def test_a_row_repeating_a_jsonl_record_is_a_duplicate_naming_both_places(tmp_path: Path) -> None:

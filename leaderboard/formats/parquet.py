@@ -2,7 +2,7 @@
 
 The columns are EvalRun's fields: ``model_id``, ``task_id``, ``metric_name``, ``score`` (required),
 ``category``, ``weight`` and the call fields ``cost_usd``, ``latency_ms``, ``error``, ``metrics``
-(a map of names to numbers), ``trial``, ``cluster``; other columns are ignored, a null cell is an
+(a map or a struct of names to numbers), ``trial``, ``cluster``; other columns are ignored, a null cell is an
 absent field. A column of the wrong type is refused by name; a bad cell is a problem at
 ``file:row`` (rows counted from 1), with the same message the JSONL reader gives for it.
 
@@ -20,6 +20,7 @@ import sys
 import tempfile
 import unicodedata
 from collections.abc import Iterator, Sequence
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -69,12 +70,17 @@ def _connect() -> duckdb.DuckDBPyConnection:
     con = _duckdb().connect(":memory:")
     # One thread: the statistics that follow are the work; a shared 2-core runner gains nothing from more.
     con.execute("SET threads = 1")
+    con.execute("SET enable_progress_bar = false")  # it would write to the terminal during a long read
     return con  # type: ignore[no-any-return]
 
 
 def _type_ok(name: str, kind: str) -> bool:
     if name == "metrics":
-        return kind.startswith("MAP(VARCHAR, ") and kind[len("MAP(VARCHAR, ") : -1] in _NUMERIC
+        # A map as DuckDB and Spark write it; a struct as pandas (through pyarrow) and Polars write a column of
+        # dicts, its fields checked per row like a JSONL record's metrics.
+        return kind.startswith("STRUCT(") or (
+            kind.startswith("MAP(VARCHAR, ") and kind[len("MAP(VARCHAR, ") : -1] in _NUMERIC
+        )
     allowed = _COLUMNS[name]
     return kind in allowed or (kind.startswith("DECIMAL") and "DOUBLE" in allowed)
 
@@ -104,22 +110,74 @@ def _first_line(exc: BaseException) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
+# The characters Python's str.isspace() is true of, as RE2 spells them: the JSONL reader's tests, in the query.
+_SPACE = r"[\t-\r\x1c-\x1f\x{85}\pZ]"
+
+
+def _plain_sql(columns: Sequence[str]) -> str:
+    """True for a row the JSONL reader's common path would take as it is; every other row is checked in Python.
+
+    The test is never looser than the JSONL reader's: a row it passes needs no other check.
+    """
+
+    def plain_id(column: str) -> str:
+        return (
+            f'(length("{column}") BETWEEN 1 AND {limits.MAX_ID_LENGTH} AND nfc_normalize("{column}") = "{column}" '
+            f'AND NOT regexp_matches("{column}", $space))'
+        )
+
+    tests = [
+        plain_id("model_id"), plain_id("task_id"),
+        # A metric name may have spaces at its ends, but may not be nothing else.
+        f"(length(metric_name) BETWEEN 1 AND {limits.MAX_ID_LENGTH} AND NOT regexp_full_match(metric_name, $blank))",
+        "(score BETWEEN 0 AND 1)",  # NULL and NaN are not
+    ]  # fmt: skip
+    if "category" in columns:
+        tests.append(f"(category IS NULL OR {plain_id('category')})")
+    if "weight" in columns:
+        tests.append("(weight IS NULL OR (weight > 0 AND isfinite(CAST(weight AS DOUBLE))))")
+    tests += [f'"{c}" IS NULL' for c in columns if c in (*CALL_FIELDS,)]
+    return "COALESCE(" + " AND ".join(tests) + ", false)"
+
+
 def read_runs(read: FileRead) -> list[EvalRun]:
-    """The records of an EvalRun Parquet file; problems at file:row appended to ``read.problems``."""
+    """The records of an EvalRun Parquet file; problems at file:row appended to ``read.problems``.
+
+    The file is copied once into a DuckDB table with a ``plain`` flag per row, computed there; plain rows
+    become records straight from their columns, the others go through the JSONL reader's field checks.
+    """
     con = _connect()
     path = str(read.path)
     try:
         columns = _columns(con, path)
         select = ", ".join(f'"{c}"' for c in columns)
-        result = con.execute(f"SELECT file_row_number, {select} FROM read_parquet(?, file_row_number = true)", [path])
+        con.execute(
+            f"CREATE TEMP TABLE rows AS SELECT file_row_number + 1 AS row, {select}, {_plain_sql(columns)} AS plain "
+            "FROM read_parquet($path, file_row_number = true)",
+            {"path": path, "space": f"^{_SPACE}|{_SPACE}$", "blank": f"{_SPACE}*"},
+        )
+        count = con.execute("SELECT count(*) FROM rows").fetchone()
+        total = int(count[0]) if count else 0
         runs: list[EvalRun] = []
-        for batch in _batches(result):
-            runs.extend(_rows(read, columns, batch))
+        for start in range(1, total + 1, _BATCH):
+            batch = con.execute(
+                f"SELECT row, {select} FROM rows WHERE plain AND row >= ? AND row < ? ORDER BY row",
+                [start, start + _BATCH],
+            ).fetchnumpy()
+            runs.extend(_plain_rows(read.name, batch))
+        others = con.execute(f"SELECT row, {select} FROM rows WHERE NOT plain ORDER BY row")
+        checked = [run for batch in _batches(others) for row in batch if (run := _checked(read, columns, row))]
     except _duckdb().Error as exc:
         raise Refused(f"cannot read the Parquet file: {_first_line(exc)}") from None
     finally:
         con.close()
+    if checked:
+        runs = sorted([*runs, *checked], key=_row_of)  # in the file's order, as the JSONL reader keeps it
     return runs
+
+
+def _row_of(run: EvalRun) -> int:
+    return run.source.line if run.source is not None else 0
 
 
 def _batches(result: duckdb.DuckDBPyConnection) -> Iterator[list[tuple[Any, ...]]]:
@@ -127,66 +185,40 @@ def _batches(result: duckdb.DuckDBPyConnection) -> Iterator[list[tuple[Any, ...]
         yield batch
 
 
-def _plain(text: object) -> bool:
-    """A string id already canonical and within bounds: the common case, checked cheaply."""
-    return (
-        type(text) is str
-        and 0 < len(text) <= limits.MAX_ID_LENGTH
-        and (text.isascii() or unicodedata.is_normalized("NFC", text))
-        and not text[0].isspace()
-        and not text[-1].isspace()
-    )
-
-
-def _rows(read: FileRead, columns: Sequence[str], batch: list[tuple[Any, ...]]) -> Iterator[EvalRun]:
+def _plain_rows(name: str, batch: dict[str, Any]) -> Iterator[EvalRun]:
+    """Records of rows the query found plain: their columns as they are, no check left to make."""
     intern = sys.intern
-    name = read.name
-    index = {c: i + 1 for i, c in enumerate(columns)}
-    simple = set(columns) <= {"model_id", "task_id", "metric_name", "score", "category", "weight"}
-    m, t, k, s = index["model_id"], index["task_id"], index["metric_name"], index["score"]
-    c, w = index.get("category"), index.get("weight")
-    for row in batch:
-        category = "general" if c is None or row[c] is None else row[c]
-        weight = 1.0 if w is None or row[w] is None else row[w]
-        score, metric = row[s], row[k]
-        if (
-            simple
-            and type(score) is float
-            and 0.0 <= score <= 1.0
-            and type(weight) in (float, int)
-            and 0.0 < weight <= _MAX_FLOAT
-            and _plain(row[m])
-            and _plain(row[t])
-            and _plain(category)
-            and type(metric) is str
-            and 0 < len(metric) <= limits.MAX_ID_LENGTH
-            and metric.strip()
-        ):
-            yield EvalRun(
-                intern(row[m]), row[t], intern(metric), score, intern(category), float(weight),
-                source=Source(name, row[0] + 1),
-            )  # fmt: skip
-            continue
-        run = _checked(read, columns, row)
-        if run is not None:
-            yield run
+    rows, models, tasks = batch["row"].tolist(), batch["model_id"].tolist(), batch["task_id"].tolist()
+    metrics, scores = batch["metric_name"].tolist(), batch["score"].tolist()
+    size = len(rows)
+    categories = batch["category"].tolist() if "category" in batch else [None] * size
+    weights = batch["weight"].tolist() if "weight" in batch else [None] * size
+    for row, model, task, metric, score, category, weight in zip(
+        rows, models, tasks, metrics, scores, categories, weights, strict=True
+    ):
+        yield EvalRun(
+            intern(model), task, intern(metric), float(score), intern(category or "general"),
+            1.0 if weight is None else float(weight), source=Source(name, row),
+        )  # fmt: skip
 
 
 def _checked(read: FileRead, columns: Sequence[str], row: tuple[Any, ...]) -> EvalRun | None:
     """A row off the common path, checked field by field as the JSONL reader checks a record."""
-    line = row[0] + 1
+    line = row[0]
     record: dict[str, Any] = {c: v for c, v in zip(columns, row[1:], strict=True) if v is not None}
     for field in ("score", "weight", "cost_usd", "latency_ms"):
         value = record.get(field)
         if value is not None and not isinstance(value, (int, float)):
-            record[field] = float(value)  # a DECIMAL column's value
+            record[field] = float(value)  # a DECIMAL column's value (a Decimal)
     error = record.get("error")
     if isinstance(error, str) and error.lower() in NO_ERROR:
         record["error"] = False
     elif isinstance(error, str) and error.lower() == "true":
         record["error"] = True
     if "metrics" in record:
-        record["metrics"] = dict(record["metrics"])
+        # A null entry is an absent metric: a struct column has every field on every row.
+        metrics = dict(record["metrics"]).items()
+        record["metrics"] = {n: float(v) if isinstance(v, Decimal) else v for n, v in metrics if v is not None}
     problems = check_fields(record, {"file": read.name, "line": line})
     if problems:
         read.problems.extend(problems)
