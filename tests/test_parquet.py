@@ -12,6 +12,8 @@ from conftest import EXAMPLE
 from leaderboard import EvalRun, InvalidEvalRuns, load_runs
 from leaderboard.cli import main
 from leaderboard.formats import detect, parquet
+from leaderboard.loading import load_file
+from leaderboard.report.markdown import md_text
 
 duckdb = pytest.importorskip("duckdb")
 
@@ -33,6 +35,14 @@ ROWS = (
     "SELECT 'm' || (i % 3) AS model_id, 't' || (i // 3) AS task_id, 'acc' AS metric_name, "
     "{score} AS score, {category} AS category FROM range(900) r(i)"
 )
+
+
+def test_a_file_name_with_glob_characters_is_that_file_alone(tmp_path: Path) -> None:
+    sql_parquet(tmp_path / "runs-b.parquet", ROWS.format(score="0.5", category="'c'"))
+    path = sql_parquet(
+        tmp_path / "runs-*.parquet", "SELECT 'm' AS model_id, 't' AS task_id, 'acc' AS metric_name, 1 AS score"
+    )
+    assert [r.task_id for r in load_file(path)] == ["t"]  # load_file: the name is not a pattern
 
 
 def test_a_parquet_file_is_told_by_its_magic_bytes_whatever_its_name(tmp_path: Path) -> None:
@@ -71,6 +81,17 @@ def test_a_parquet_file_gives_the_same_comment_as_the_equivalent_jsonl(tmp_path:
     assert main([str(EXAMPLE), "--comment", str(jsonl_comment), "--export-parquet", str(exported)]) == 0
     assert main([str(exported), "--comment", str(parquet_comment)]) == 0
     assert parquet_comment.read_bytes() == jsonl_comment.read_bytes()
+
+
+def test_an_exported_baseline_gives_the_same_comparison_as_its_jsonl(tmp_path: Path) -> None:
+    exported = tmp_path / "baseline.parquet"
+    assert main([str(EXAMPLE), "--export-parquet", str(exported)]) == 0
+    comments = []
+    for baseline in (EXAMPLE, exported):
+        out = tmp_path / f"{baseline.name}.md"
+        assert main([str(EXAMPLE), "--baseline", str(baseline), "--comment", str(out)]) == 0
+        comments.append(out.read_text().replace(md_text(str(baseline)), "BASELINE"))
+    assert comments[0] == comments[1]
 
 
 def test_every_bad_row_is_named_by_file_and_row(tmp_path: Path) -> None:

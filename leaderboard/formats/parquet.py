@@ -66,11 +66,16 @@ def _duckdb() -> Any:
     return duckdb
 
 
-def _connect() -> duckdb.DuckDBPyConnection:
+def _connect(allowed: Sequence[str]) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB that may touch the ``allowed`` files and nothing else (no other file, no network)."""
     con = _duckdb().connect(":memory:")
     # One thread: the statistics that follow are the work; a shared 2-core runner gains nothing from more.
     con.execute("SET threads = 1")
     con.execute("SET enable_progress_bar = false")  # it would write to the terminal during a long read
+    con.execute("SET autoinstall_known_extensions = false")
+    con.execute("SET autoload_known_extensions = false")
+    con.execute("SET allowed_paths = ?", [list(allowed)])
+    con.execute("SET enable_external_access = false")
     return con  # type: ignore[no-any-return]
 
 
@@ -146,8 +151,11 @@ def read_runs(read: FileRead) -> list[EvalRun]:
     The file is copied once into a DuckDB table with a ``plain`` flag per row, computed there; plain rows
     become records straight from their columns, the others go through the JSONL reader's field checks.
     """
-    con = _connect()
-    path = str(read.path)
+    # DuckDB takes *, ? and [ in a path as a glob: the file is read through a link of a plain name.
+    folder = tempfile.TemporaryDirectory(prefix="leaderboard-")
+    path = os.path.join(folder.name, "input.parquet")
+    os.symlink(os.path.abspath(read.path), path)
+    con = _connect([path])
     try:
         columns = _columns(con, path)
         select = ", ".join(f'"{c}"' for c in columns)
@@ -171,6 +179,7 @@ def read_runs(read: FileRead) -> list[EvalRun]:
         raise Refused(f"cannot read the Parquet file: {_first_line(exc)}") from None
     finally:
         con.close()
+        folder.cleanup()
     if checked:
         runs = sorted([*runs, *checked], key=_row_of)  # in the file's order, as the JSONL reader keeps it
     return runs
@@ -269,24 +278,28 @@ def _row(run: EvalRun, text_trials: bool) -> dict[str, Any]:
 def write_runs(runs: Sequence[EvalRun], path: str | os.PathLike[str]) -> None:
     """Write validated records as Parquet, in the columns :func:`read_runs` reads back to the same records.
 
-    The records go to DuckDB as JSON lines in a temporary file beside the target, then one ``COPY`` writes
+    The records go to DuckDB as JSON lines in a temporary file, then one ``COPY`` writes
     the Parquet file with declared column types (a column is typed even when every value in it is null).
     """
     target = Path(path)
     text_trials = any(isinstance(run.trial, str) for run in runs)
     columns = {**_WRITTEN, "trial": "VARCHAR" if text_trials else "BIGINT"}
-    con = _connect()
-    handle, staging = tempfile.mkstemp(prefix=".leaderboard-", suffix=".jsonl", dir=target.parent)
+    _duckdb()  # refused before anything is written when DuckDB is not there
+    # In the system's temporary folder, whose path has no glob character for DuckDB to expand.
+    handle, staging = tempfile.mkstemp(prefix="leaderboard-", suffix=".jsonl")
+    con = None
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             out.writelines(json.dumps(_row(run, text_trials), ensure_ascii=False) + "\n" for run in runs)
+        con = _connect([staging, str(target.absolute())])
         con.execute(
             "COPY (SELECT * FROM read_json(?, format = 'newline_delimited', columns = ?)) TO "
-            f"'{_quoted(target)}' (FORMAT parquet, COMPRESSION zstd)",
+            f"'{_quoted(target.absolute())}' (FORMAT parquet, COMPRESSION zstd)",
             [staging, columns],
         )
     finally:
-        con.close()
+        if con is not None:
+            con.close()
         with contextlib.suppress(OSError):
             os.unlink(staging)
 
