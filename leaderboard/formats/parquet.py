@@ -44,7 +44,7 @@ _NUMERIC = frozenset(
      "FLOAT", "DOUBLE"}
 )  # fmt: skip
 _INTEGER = frozenset(t for t in _NUMERIC if "INT" in t)
-# The type each column may have: a set of DuckDB type names, or a predicate on the name.
+# The DuckDB types each column may have (a DECIMAL is a number too; metrics: see _type_ok).
 _STRING = frozenset({"VARCHAR"})
 _COLUMNS: dict[str, frozenset[str]] = {
     "model_id": _STRING, "task_id": _STRING, "metric_name": _STRING, "category": _STRING, "cluster": _STRING,
@@ -53,7 +53,6 @@ _COLUMNS: dict[str, frozenset[str]] = {
 }  # fmt: skip
 _REQUIRED = ("model_id", "task_id", "metric_name", "score")
 _BATCH = 100_000  # rows fetched at a time: memory follows the records kept, not the file's decoded size
-_MAX_FLOAT = sys.float_info.max
 
 
 def _duckdb() -> Any:
