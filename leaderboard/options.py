@@ -162,6 +162,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("required-score", "--required-score", None, "decimal", "1",
            "the score each model needs on every required task (0 to 1)", what=_FRACTION,
            valid=lambda v: 0.0 <= v <= 1.0),
+    Option("export-parquet", "--export-parquet", None, "text", "",
+           "also write the validated records here as Parquet, a baseline that loads fast next time (empty: none)",
+           metavar="PATH"),
 )  # fmt: skip
 INPUTS = {o.input: o for o in OPTIONS if o.input is not None}
 STATISTICS = {o.key: o for o in OPTIONS if o.key is not None}

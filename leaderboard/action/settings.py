@@ -67,6 +67,7 @@ class Settings:
     workflow_ref: str | None = None  # GITHUB_WORKFLOW_REF: owner/repo/.github/workflows/x.yml@refs/...
     required_tasks: tuple[str, ...] = ()  # task-id globs every model must pass
     required_score: float = 1.0
+    export_parquet: str | None = None  # a path relative to the workspace: the validated records as Parquet
 
     @property
     def read_options(self) -> ReadOptions:
@@ -141,6 +142,11 @@ def parse_settings(environ: Mapping[str, str]) -> Settings:
     if "\n" in config or "\x00" in config:
         problems.append("input 'config' must be one path (of a YAML file), relative to the workspace")
 
+    export = values["export-parquet"] or ""
+    parts = export.replace("\\", "/").split("/")
+    if export and (export.startswith("/") or "\x00" in export or any(p in ("", ".", "..") for p in parts)):
+        problems.append("input 'export-parquet' must be one file path relative to the workspace, without '.' or '..'")
+
     if problems:
         raise SettingsError(problems)
     comment = pick(values["comment"], COMMENT_MODES)
@@ -183,4 +189,5 @@ def parse_settings(environ: Mapping[str, str]) -> Settings:
         workflow_ref=environ.get("GITHUB_WORKFLOW_REF") or None,
         required_tasks=split_patterns(values["required-tasks"] or ""),
         required_score=values["required-score"],
+        export_parquet=export or None,
     )

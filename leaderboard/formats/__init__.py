@@ -1,5 +1,5 @@
-"""Reading eval results: the EvalRun format, and the harnesses' own output files (lm-evaluation-harness,
-Inspect, HELM, promptfoo, OpenAI evals).
+"""Reading eval results: the EvalRun format (JSON, JSON lines, CSV, Parquet), and the harnesses' own output
+files (lm-evaluation-harness, Inspect, HELM, promptfoo, OpenAI evals, Every Eval Ever).
 
 Each format has one reader with one signature (:data:`Reader`), listed in :data:`READERS`. One entry
 point, :class:`Session`, reads a file in the format its content shows (or the one the
@@ -18,7 +18,7 @@ from pathlib import Path
 from .. import limits
 from ..records import EvalRun
 from ..validation import Problem
-from . import evalrun, helm, inspect_log, lm_eval, openai_evals, promptfoo
+from . import evalrun, every_eval_ever, helm, inspect_log, lm_eval, openai_evals, parquet, promptfoo
 from ._common import COMPANION_OF, FORMAT_NAMES, FileRead, ReadContext, Reader, ReadOptions, Refused
 from .detect import detect
 from .evalrun_records import Sink
@@ -136,6 +136,8 @@ READERS: dict[str, Reader] = {
     "helm": helm.read,
     "promptfoo": promptfoo.read,
     "openai-evals": openai_evals.read,
+    "every-eval-ever": every_eval_ever.read,
+    "parquet": parquet.read,
 }
 
 
@@ -201,7 +203,8 @@ class Session:
         recognised) is read as EvalRun, whose reader says why it cannot be read.
         """
         wanted = self.options.format
-        if wanted == "evalrun":
+        # Parquet holds EvalRun's own columns: "evalrun" reads it too, as the Parquet reader does.
+        if wanted == "evalrun" and not parquet.is_parquet(path):
             return "evalrun"
         try:
             info = path.stat()
@@ -211,7 +214,7 @@ class Session:
             return "evalrun"
         if not stat.S_ISREG(info.st_mode):
             return "evalrun"
-        if wanted == "auto":
+        if wanted in ("auto", "evalrun"):
             if kind is None or kind == "evalrun":
                 return "evalrun"
         elif kind is not None and wanted not in (kind, COMPANION_OF.get(kind)):
@@ -229,4 +232,4 @@ class Session:
             )
             return None
         self._budget -= info.st_size
-        return kind or wanted
+        return kind or wanted  # "evalrun" wanted here only for a Parquet file, its kind

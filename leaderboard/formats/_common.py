@@ -18,11 +18,14 @@ from .ziplimits import ZipLimits
 if TYPE_CHECKING:
     from .lm_eval import Results
 
-FORMAT_NAMES = ("auto", "evalrun", "lm-eval", "inspect", "helm", "promptfoo", "openai-evals")
-# What detection can say besides the six input formats: files read only with another one.
+FORMAT_NAMES = (
+    "auto", "evalrun", "lm-eval", "inspect", "helm", "promptfoo", "openai-evals", "every-eval-ever", "parquet",
+)  # fmt: skip
+# What detection can say besides the input formats: files read only with another one.
 LM_EVAL_RESULTS = "lm-eval results"
 HELM_RUN_FILE = "helm run file"
-COMPANION_OF = {LM_EVAL_RESULTS: "lm-eval", HELM_RUN_FILE: "helm"}
+EEE_AGGREGATE = "every-eval-ever aggregate"
+COMPANION_OF = {LM_EVAL_RESULTS: "lm-eval", HELM_RUN_FILE: "helm", EEE_AGGREGATE: "every-eval-ever"}
 
 
 @dataclass(frozen=True)

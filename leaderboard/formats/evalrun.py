@@ -31,7 +31,10 @@ def read(file: FileRead, context: ReadContext) -> list[EvalRun]:
     name = file.name
     reader = _READERS.get(file.path.suffix.lower())
     if reader is None:
-        sink.problem(f"unknown format {file.path.suffix!r}: use .json, .jsonl or .csv", name)
+        if file.path.suffix.lower() == ".parquet":
+            sink.problem("not a Parquet file: it does not start with the bytes PAR1", name)
+        else:
+            sink.problem(f"unknown format {file.path.suffix!r}: use .json, .jsonl, .csv or Parquet", name)
         return []
     before = len(sink.problems)
     handle = open_regular(file.path, name, sink.problems, sink.budget)
