@@ -175,7 +175,7 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
     # The configuration's problems and the files' are reported together.
     problems: list[Problem] = []
     config: Config | None = None
-    runs: list[EvalRun] = []
+    runs: Sequence[EvalRun] = []
     try:
         config = _config(settings)
     except InvalidEvalRuns as exc:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import stat
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -159,7 +160,7 @@ class Session:
         unscored = sum(f.unscored for f in self._files)
         return Problem(f"no scored record in the files read ({_plural(unscored, 'unscored sample')} left out)")
 
-    def read(self, path: Path, name: str, sink: Sink) -> list[EvalRun]:
+    def read(self, path: Path, name: str, sink: Sink) -> Sequence[EvalRun]:
         """The records of the file at ``path`` in the format its content shows (or the ``format`` input
         names); its problems appended to ``sink.problems``."""
         context = ReadContext(sink, self.zip_limits, self._results)
@@ -167,12 +168,12 @@ class Session:
         if kind is None:
             return []
         read = FileRead(path, name, self.options, kind)
+        runs: Sequence[EvalRun] = []
         if kind == "evalrun":
             runs = READERS["evalrun"](read, context)
             self._files.append(FileReport(name, "evalrun", len(runs)))
             return runs
         problems = sink.problems
-        runs = []
         before = len(problems)
         try:
             runs = READERS[COMPANION_OF.get(kind, kind)](read, context)

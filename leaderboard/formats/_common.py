@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -149,7 +149,7 @@ class FileRead:
         return sum(len(held.calls) for held in self._trials.values() if len(held.calls) > 1)
 
 
-Reader = Callable[["FileRead", ReadContext], list[EvalRun]]
+Reader = Callable[["FileRead", ReadContext], Sequence[EvalRun]]
 """Every format's reader: one file's records; problems in ``FileRead.problems`` (the EvalRun reader's,
 which are judged with every file of the load, in ``ReadContext.sink``). A reader may raise
 :class:`Refused` with the one problem that stops the file."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import io
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, BinaryIO
 
 from ..numbers import parse_decimal, parse_integer
@@ -18,6 +18,7 @@ from ..paths import open_regular, over_budget
 from ..records import EvalRun, Source
 from ..validation import FIELDS, listed
 from ._common import FileRead, ReadContext
+from .evalrun_fast import read_jsonl
 from .evalrun_json import JsonDocument, KeyCheckingDecoder, parse_failure
 from .evalrun_records import Sink, build
 
@@ -25,7 +26,7 @@ FORMATS = (".json", ".jsonl", ".csv")
 BOM = b"\xef\xbb\xbf"
 
 
-def read(file: FileRead, context: ReadContext) -> list[EvalRun]:
+def read(file: FileRead, context: ReadContext) -> Sequence[EvalRun]:
     """The records of an EvalRun file, its problems noted in ``context.sink``."""
     sink = context.sink
     name = file.name
@@ -42,6 +43,11 @@ def read(file: FileRead, context: ReadContext) -> list[EvalRun]:
         return []
     with handle:
         try:
+            if reader is _read_jsonl:
+                columns = read_jsonl(handle, name, sink)
+                if columns is not None:
+                    return columns
+                handle.seek(0)  # the precise reader: every problem, at its line
             runs = reader(handle, name, sink)
         except OSError as exc:
             sink.problem(f"cannot read the file: {exc.strerror or exc}", name)

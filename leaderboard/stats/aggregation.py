@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 
 from ..limits import MAX_BOOTSTRAP_SAMPLES, MAX_ID_LENGTH
 from ..records import EvalRun, LeaderboardRow, PairwiseDiff
+from ..run_columns import RunColumns
 from ..trials import collapse_trials
 from ..validation import encodable, validate_runs
 from .clustering import (
@@ -253,6 +254,8 @@ def score_matrix(runs: Sequence[EvalRun]) -> ScoreMatrix:
     A cheap columnar check passes any valid input; only a failure pays for the
     record-by-record report that names every problem.
     """
+    if isinstance(runs, RunColumns):
+        return _columns_matrix(runs)
     if set(map(type, runs)) != {EvalRun}:
         validate_runs(runs)
     model_col, task_col, category_col = (_column(runs, n) for n in ("model_id", "task_id", "category"))
@@ -289,6 +292,32 @@ def score_matrix(runs: Sequence[EvalRun]) -> ScoreMatrix:
     return ScoreMatrix(
         model_ids=model_ids,
         task_ids=task_ids,
+        scores=values,
+        present=~np.isnan(values),
+        category_index=category_index,
+        categories=categories,
+        weights_ignored=bool(np.any(weights != 1.0)),
+        weights=None if bool(np.all(weights == 1.0)) else _cells(shape, cell, weights),
+    )
+
+
+def _columns_matrix(runs: RunColumns) -> ScoreMatrix:
+    """The matrix of records the loader read as columns: checked as they were read, ids sorted, no pair twice."""
+    shape = (len(runs.models), len(runs.tasks))
+    cell = runs.cell_codes()
+    values = np.full(shape, np.nan)
+    values.flat[cell] = runs.score
+    category_index = np.full(shape, -1, dtype=np.int64)
+    category_index.flat[cell] = runs.category
+    # Only the categories some record has: a code column may index a longer list after a merge.
+    used = np.unique(runs.category)
+    categories = tuple(runs.categories[k] for k in used)
+    if len(used) != len(runs.categories):
+        category_index.flat[cell] = np.searchsorted(used, runs.category)
+    weights = runs.weight
+    return ScoreMatrix(
+        model_ids=runs.models,
+        task_ids=runs.tasks,
         scores=values,
         present=~np.isnan(values),
         category_index=category_index,
@@ -1002,16 +1031,18 @@ def _rank_ranges(rows: list[LeaderboardRow], table: PairTable) -> list[Leaderboa
 # specification's aggregate() then pairwise_diffs() on the same list resample the models once.
 # Records are frozen.
 _Prepared = tuple[ScoreMatrix, "_Design", "_Engine", FloatArray | None]
-_last: tuple[tuple[object, ...], list[EvalRun], _Prepared | None] | None = None
+_last: tuple[tuple[object, ...], Sequence[EvalRun], _Prepared | None] | None = None
 
 
-def _prepared(runs: list[EvalRun], b: int, seed: int, cluster_by: ClusterBy, weights: TaskWeights) -> _Prepared | None:
+def _prepared(
+    runs: Sequence[EvalRun], b: int, seed: int, cluster_by: ClusterBy, weights: TaskWeights
+) -> _Prepared | None:
     """The score matrix, its design, its engine and the models' resampled means (None with no scored record).
 
     With clustering the models' intervals are CR2's, not resampled: no resampled means then.
     """
     global _last
-    key = (b, seed, cluster_by, weights, *map(id, runs))
+    key = (b, seed, cluster_by, weights, *((id(runs),) if isinstance(runs, RunColumns) else map(id, runs)))
     last = _last
     if last is not None and last[0] == key:
         return last[2]
@@ -1058,7 +1089,7 @@ def analyse(
     if rank_by not in RANK_BY:
         raise ValueError(f"rank_by must be one of {', '.join(RANK_BY)}, got {rank_by!r}")
     check_correction(correction)
-    runs = list(runs)
+    runs = runs if isinstance(runs, RunColumns) else list(runs)  # columns stay columns: no record objects
     prepared = _prepared(runs, b, seed, cluster_by, weights)
     if prepared is None:
         empty = PairTable((), _empty_columns(), alpha, correction)

@@ -1,0 +1,188 @@
+"""The fast path for EvalRun JSON lines: a file of plain records decoded by DuckDB straight into columns.
+
+The precise reader (:mod:`leaderboard.formats.evalrun`) builds and checks one record at a time, which
+is most of a large load. Here DuckDB's JSON reader decodes every line into typed columns, the checks run
+over the columns (and over the distinct ids, not every record), and the result is a
+:class:`~leaderboard.run_columns.RunColumns`: no Python object per record.
+
+The fast path only ever says "this file is plain, and here are its records": it vouches for a file when
+every line is a JSON object with string ids, a number score in [0, 1], a string category or none, a
+positive finite weight or none, and no call field (cost, latency, error, metrics, trial, cluster), with
+ids already as they are kept (NFC, no surrounding whitespace, within the length bound). Anything else
+(a bad line, a key other than those fields or a field set to null, a duplicate key, a blank line, a
+control character, a byte-order mark, a surrogate escape, a field of another type, DuckDB missing) gives
+None, and the precise reader reads the file again and names every problem at its line, exactly as it
+would have without this path.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import unicodedata
+from collections.abc import Sequence
+from itertools import filterfalse
+from operator import itemgetter
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from .. import limits
+from ..run_columns import RunColumns
+from .evalrun_records import Sink
+
+_JSON_COLUMNS = {
+    name: "JSON"
+    for name in ("model_id", "task_id", "metric_name", "score", "category", "weight",
+                 "cost_usd", "latency_ms", "error", "metrics", "trial", "cluster")
+}  # fmt: skip
+_NUMBER = "('DOUBLE', 'BIGINT', 'UBIGINT')"
+_MAX_FLOAT = 1.7976931348623157e308
+# Escapes of UTF-16 surrogates: JSON allows them, but a lone one is not text DuckDB keeps as Python does.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abAB]")
+
+_TABLE = f"""
+CREATE TEMP TABLE records AS SELECT
+    row_number() OVER () AS line,
+    json_type(model_id) = 'VARCHAR' AND json_type(task_id) = 'VARCHAR' AND json_type(metric_name) = 'VARCHAR'
+        AND json_type(score) IN {_NUMBER}
+        AND (category IS NULL OR json_type(category) = 'VARCHAR')
+        AND (weight IS NULL OR json_type(weight) IN {_NUMBER})
+        AND cost_usd IS NULL AND latency_ms IS NULL AND error IS NULL AND metrics IS NULL AND trial IS NULL
+        AND cluster IS NULL AS typed,
+    model_id ->> '$' AS model, task_id ->> '$' AS task, metric_name ->> '$' AS metric,
+    TRY_CAST(score AS DOUBLE) AS score, COALESCE(category ->> '$', 'general') AS category,
+    COALESCE(TRY_CAST(weight AS DOUBLE), 1.0) AS weight,
+    (category IS NOT NULL)::INTEGER + 2 * (weight IS NOT NULL)::INTEGER AS given
+FROM read_json($path, format = 'newline_delimited', columns = $columns)
+"""
+# How many keys each line's object has. DuckDB fails on a declared key written twice, but ignores the
+# keys it was not asked for, so a line with any key besides the fields it gives (another key, a key twice,
+# a field set to null) is one the fast path does not vouch for.
+_KEYS = """
+CREATE TEMP TABLE keys AS SELECT row_number() OVER () AS line, len(json_keys(json)) AS count
+FROM read_json_objects($path, format = 'newline_delimited')
+"""
+# Rows the fast path cannot vouch for: any one sends the file to the precise reader.
+_UNPLAIN = f"""
+SELECT count(*), count(*) FILTER (WHERE NOT COALESCE(
+    typed AND score BETWEEN 0 AND 1 AND weight > 0 AND weight <= {_MAX_FLOAT}
+    AND k.count = 4 + (given & 1) + (given >> 1), false))
+FROM records r JOIN keys k USING (line)
+"""
+_NAMES = "SELECT DISTINCT {0} AS name FROM records ORDER BY name"
+_CODED = """
+SELECT r.line, m.code AS model, t.code AS task, k.code AS metric, c.code AS category, r.score, r.weight
+FROM records r
+JOIN (SELECT name, row_number() OVER (ORDER BY name) - 1 AS code FROM (SELECT DISTINCT model AS name FROM records)) m
+    ON r.model = m.name
+JOIN (SELECT name, row_number() OVER (ORDER BY name) - 1 AS code FROM (SELECT DISTINCT task AS name FROM records)) t
+    ON r.task = t.name
+JOIN (SELECT name, row_number() OVER (ORDER BY name) - 1 AS code FROM (SELECT DISTINCT metric AS name FROM records)) k
+    ON r.metric = k.name
+JOIN (SELECT name, row_number() OVER (ORDER BY name) - 1 AS code
+      FROM (SELECT DISTINCT category AS name FROM records)) c
+    ON r.category = c.name
+ORDER BY r.line
+"""
+
+
+def read_jsonl(handle: BinaryIO, name: str, sink: Sink) -> RunColumns | None:
+    """The file's records as columns when every line is plain; None (nothing noted, nothing spent) otherwise."""
+    try:
+        import duckdb
+    except ImportError:
+        return None  # an optional dependency: without it, every file takes the precise reader
+    data = handle.read(max(sink.budget, 0) + 1)
+    feeds = data.count(b"\n")
+    if len(data) > sink.budget or not _plain_bytes(data, feeds):
+        return None
+    lines = feeds + (0 if data.endswith(b"\n") else 1)
+    folder = tempfile.TemporaryDirectory(prefix="leaderboard-")
+    # DuckDB reads the file this process opened (not a path that may since name another) through a link
+    # of a plain name: it takes *, ? and [ in a path as a glob.
+    link = os.path.join(folder.name, "records.jsonl")
+    os.symlink(f"/proc/self/fd/{handle.fileno()}", link)
+    con = None
+    try:
+        con = _connect(duckdb, link)
+        con.execute(_TABLE, {"path": link, "columns": _JSON_COLUMNS})
+        con.execute(_KEYS, {"path": link})
+        counted = con.execute(_UNPLAIN).fetchone()
+        if counted is None or counted[0] != lines or counted[1] != 0 or lines == 0:
+            return None  # a blank line, or a line the fast path cannot vouch for
+        names = [tuple(row[0] for row in con.execute(_NAMES.format(c)).fetchall())
+                 for c in ("model", "task", "metric", "category")]  # fmt: skip
+        models, tasks, metrics, categories = names
+        if not (_plain_ids(models) and _plain_ids(tasks) and _plain_ids(categories) and _plain_metrics(metrics)):
+            return None
+        coded = con.execute(_CODED).fetchnumpy()
+    except duckdb.Error:
+        return None  # not JSON lines DuckDB reads as plain records (a duplicate key, a broken line...)
+    finally:
+        if con is not None:
+            con.close()
+        folder.cleanup()
+    sink.budget -= len(data)
+    line = _int64(coded["line"])
+    return RunColumns(
+        models, tasks, metrics, categories, (name,),
+        _int64(coded["model"]), _int64(coded["task"]), _int64(coded["metric"]), _int64(coded["category"]),
+        np.zeros(len(line), dtype=np.int64), line,
+        np.asarray(coded["score"], dtype=np.float64), np.asarray(coded["weight"], dtype=np.float64),
+    )  # fmt: skip
+
+
+def _connect(duckdb: Any, path: str) -> Any:
+    """An in-memory DuckDB that may read ``path`` and nothing else (no other file, no network)."""
+    con = duckdb.connect(":memory:")
+    # One thread: the line numbers are the rows' order, and the statistics that follow are the work.
+    con.execute("SET threads = 1")
+    con.execute("SET enable_progress_bar = false")
+    con.execute("SET autoinstall_known_extensions = false")
+    con.execute("SET autoload_known_extensions = false")
+    con.execute("SET allowed_paths = ?", [[path]])
+    con.execute("SET enable_external_access = false")
+    return con
+
+
+def _int64(values: Any) -> np.ndarray[Any, np.dtype[np.int64]]:
+    return np.asarray(values, dtype=np.int64)
+
+
+def _plain_bytes(data: bytes, feeds: int) -> bool:
+    """No byte the precise reader would read otherwise than DuckDB: control characters other than the
+    line feed (a carriage return, a tab inside a string), a byte-order mark, a surrogate escape, bad UTF-8."""
+    if not data or data.startswith(b"\xef\xbb\xbf"):
+        return False
+    if int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) < 0x20)) != feeds:
+        return False
+    if _SURROGATE_ESCAPE.search(data) is not None:
+        return False
+    if not data.isascii():
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+    return True
+
+
+def _plain_ids(names: Sequence[str]) -> bool:
+    """Every id as it is kept: 1 to MAX_ID_LENGTH characters, NFC, no whitespace at either end.
+
+    Checked over the distinct ids with passes that run in C (a million task ids take a fraction of a second).
+    """
+    if not names:
+        return True
+    if min(map(len, names)) < 1 or max(map(len, names)) > limits.MAX_ID_LENGTH:
+        return False
+    ends = set(map(itemgetter(0), names)) | set(map(itemgetter(-1), names))
+    if any(c.isspace() for c in ends):
+        return False
+    return all(unicodedata.is_normalized("NFC", n) for n in filterfalse(str.isascii, names))
+
+
+def _plain_metrics(names: Sequence[str]) -> bool:
+    """A metric name may have spaces at its ends, but may not be empty or nothing else."""
+    return all(0 < len(n) <= limits.MAX_ID_LENGTH and n.strip() for n in names)
