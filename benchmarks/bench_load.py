@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -35,6 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from leaderboard import load_runs  # noqa: E402
+from leaderboard.formats import evalrun  # noqa: E402
 
 WHEELS = ("pyarrow", "msgspec", "orjson", "polars", "polars-runtime-32", "duckdb", "fastparquet", "pandas")
 
@@ -69,8 +71,19 @@ def _lines(path: Path) -> list[bytes]:
 
 def candidates(jsonl: Path, parquet: Path | None) -> dict[str, tuple[str, Callable[[], object]]]:
     """name -> (kind, reader): kind "columnar" marks the floor the ratios are taken against."""
+
+    def precise_only() -> object:
+        # The precise reader alone: what every file took before the fast path.
+        fast = evalrun.read_jsonl
+        evalrun.read_jsonl = lambda handle, name, sink: None  # type: ignore[assignment]
+        try:
+            return len(load_runs([str(jsonl)]))
+        finally:
+            evalrun.read_jsonl = fast
+
     out: dict[str, tuple[str, Callable[[], object]]] = {
-        "load_runs (the project, JSONL)": ("project", lambda: len(load_runs([str(jsonl)]))),
+        "load_runs (the project, JSONL: the fast path)": ("project", lambda: len(load_runs([str(jsonl)]))),
+        "load_runs, the precise reader only (before)": ("project", precise_only),
         "json.loads per line, no checks": ("rows", lambda: [json.loads(line) for line in _lines(jsonl)]),
     }
     if parquet is not None:
@@ -145,12 +158,14 @@ def candidates(jsonl: Path, parquet: Path | None) -> dict[str, tuple[str, Callab
 
 def write_parquet(jsonl: Path) -> Path | None:
     try:
-        import pyarrow.json as pa_json
-        import pyarrow.parquet as pq
+        import duckdb
     except ImportError:
         return None
     path = jsonl.with_suffix(".parquet")
-    pq.write_table(pa_json.read_json(jsonl), path)
+    with duckdb.connect() as con:
+        con.execute(
+            f"COPY (SELECT * FROM read_json('{jsonl}', format='newline_delimited')) TO '{path}' (FORMAT parquet)"
+        )
     return path
 
 
@@ -168,12 +183,14 @@ print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)
 """
 
 
-def run_cli(data: Path, folder: Path) -> tuple[float, float] | None:
-    """Wall seconds and peak MiB of ``python -m leaderboard DATA --json out`` as a child process."""
-    report = folder / f"{data.stem}-report.json"
+def run_cli(data: Path, folder: Path, code: Path = ROOT) -> tuple[float, float] | None:
+    """Wall seconds and peak MiB of ``python -m leaderboard DATA --json out`` as a child process, the
+    package taken from ``code`` (a checkout)."""
+    report = folder / f"{data.stem}-{code.name}-report.json"
     start = time.perf_counter()
     command = [sys.executable, "-c", _WRAPPER, str(data), "--json", str(report)]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    done = subprocess.run(command, cwd=code, capture_output=True, text=True, check=False, env=env)
     seconds = time.perf_counter() - start
     code, peak_kib = (int(x) for x in done.stdout.split())
     if code != 0:
@@ -206,6 +223,8 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=10_000)
     parser.add_argument("--wheels", action="store_true", help="also download the candidate wheels and size them")
     parser.add_argument("--no-cli", action="store_true", help="skip the whole-CLI runs")
+    parser.add_argument("--before", type=Path, help="a checkout of the code before: its CLI is measured too")
+    parser.add_argument("--no-candidates", action="store_true", help="only the project's loader and the floor")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -216,7 +235,10 @@ def main() -> None:
               f"JSONL {jsonl.stat().st_size / 1e6:.1f} MB"
               + (f", Parquet {parquet.stat().st_size / 1e6:.1f} MB" if parquet else ""))  # fmt: skip
         times: dict[str, tuple[str, float]] = {}
-        for name, (kind, reader) in candidates(jsonl, parquet).items():
+        chosen = candidates(jsonl, parquet)
+        if args.no_candidates:
+            chosen = {n: c for n, c in chosen.items() if c[0] in ("project", "columnar") and "pyarrow" not in n}
+        for name, (kind, reader) in chosen.items():
             seconds, _ = timed(reader)
             times[name] = (kind, seconds)
             print(f"  measured {name}: {seconds:.2f} s", file=sys.stderr, flush=True)
@@ -224,14 +246,18 @@ def main() -> None:
         floor = min(columnar) if columnar else min(s for _, s in times.values())
         rows: list[tuple[str, float, str]] = [(n, s, "") for n, (_, s) in times.items()]
         if not args.no_cli:
-            for data in (jsonl, parquet):
+            runs = [(jsonl, ROOT, ""), (parquet, ROOT, "")]
+            if args.before is not None:
+                runs.append((jsonl, args.before.resolve(), ", before"))
+            for data, code, label in runs:
                 if data is None:
                     continue
-                measured = run_cli(data, folder)
+                measured = run_cli(data, folder, code)
                 if measured is None:
                     continue
                 seconds, mib = measured
-                rows.append((f"the whole CLI on {data.suffix[1:].upper()} (--json)", seconds, f"{mib:,.0f} MiB peak"))
+                name = f"the whole CLI on {data.suffix[1:].upper()} (--json){label}"
+                rows.append((name, seconds, f"{mib:,.0f} MiB peak"))
         print(f"\n| {records:,} records | time | x fastest columnar JSONL read | memory |\n|---|---:|---:|---|")
         for name, seconds, extra in rows:
             print(f"| {name} | {seconds:.2f} s | {seconds / floor:.1f} | {extra} |")

@@ -82,6 +82,8 @@ def test_a_bad_score_on_line_400000_of_500000_is_named_at_that_line(tmp_path: Pa
         (line(score="0.5"), "a string score (DuckDB would cast it)"),
         (line(score=True), "a boolean score (DuckDB would cast it)"),
         (line(model=7), "a number for an id (DuckDB would cast it)"),
+        (line(weight="2"), "a string weight (DuckDB would cast it)"),
+        (line(category=5), "a number for a category (DuckDB would cast it)"),
         ('{"model_id": "m", "model_id": "n", "task_id": "t", "metric_name": "acc", "score": 0.5}', "a key twice"),
         (line(note=1)[:-1] + ', "note": 2}', "a key DuckDB is not asked for, twice"),
         (line(task="t "), "an id with whitespace at an end"),

@@ -32,59 +32,52 @@ from .. import limits
 from ..run_columns import RunColumns
 from .evalrun_records import Sink
 
-_JSON_COLUMNS = {
-    name: "JSON"
-    for name in ("model_id", "task_id", "metric_name", "score", "category", "weight",
-                 "cost_usd", "latency_ms", "error", "metrics", "trial", "cluster")
+# The fields of a plain record, as DuckDB reads them. DuckDB casts what it can ("0.5" to 0.5, true to 1.0,
+# 7 to "7"), so each line's JSON types are read as well, and a line of any other type is not vouched for.
+_COLUMNS = {
+    "model_id": "VARCHAR", "task_id": "VARCHAR", "metric_name": "VARCHAR", "score": "DOUBLE",
+    "category": "VARCHAR", "weight": "DOUBLE",
 }  # fmt: skip
+_PATHS = [f"$.{name}" for name in _COLUMNS]
 _NUMBER = "('DOUBLE', 'BIGINT', 'UBIGINT')"
 _MAX_FLOAT = 1.7976931348623157e308
 # Escapes of UTF-16 surrogates: JSON allows them, but a lone one is not text DuckDB keeps as Python does.
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abAB]")
 
-_TABLE = f"""
+_TABLE = """
 CREATE TEMP TABLE records AS SELECT
-    row_number() OVER () AS line,
-    json_type(model_id) = 'VARCHAR' AND json_type(task_id) = 'VARCHAR' AND json_type(metric_name) = 'VARCHAR'
-        AND json_type(score) IN {_NUMBER}
-        AND (category IS NULL OR json_type(category) = 'VARCHAR')
-        AND (weight IS NULL OR json_type(weight) IN {_NUMBER})
-        AND cost_usd IS NULL AND latency_ms IS NULL AND error IS NULL AND metrics IS NULL AND trial IS NULL
-        AND cluster IS NULL AS typed,
-    model_id ->> '$' AS model, task_id ->> '$' AS task, metric_name ->> '$' AS metric,
-    TRY_CAST(score AS DOUBLE) AS score, COALESCE(category ->> '$', 'general') AS category,
-    COALESCE(TRY_CAST(weight AS DOUBLE), 1.0) AS weight,
-    (category IS NOT NULL)::INTEGER + 2 * (weight IS NOT NULL)::INTEGER AS given
+    row_number() OVER () AS line, model_id AS model, task_id AS task, metric_name AS metric, score,
+    COALESCE(category, 'general') AS category, COALESCE(weight, 1.0) AS weight,
+    (category IS NOT NULL)::INTEGER + (weight IS NOT NULL)::INTEGER AS given
 FROM read_json($path, format = 'newline_delimited', columns = $columns)
 """
-# How many keys each line's object has. DuckDB fails on a declared key written twice, but ignores the
-# keys it was not asked for, so a line with any key besides the fields it gives (another key, a key twice,
-# a field set to null) is one the fast path does not vouch for.
+# Each line's keys and the JSON type of each field. DuckDB fails on a field written twice but ignores the
+# keys it was not asked for, so a line with any key besides the fields it gives (a call field, another
+# key, a key twice, a field set to null) is one the fast path does not vouch for.
 _KEYS = """
-CREATE TEMP TABLE keys AS SELECT row_number() OVER () AS line, len(json_keys(json)) AS count
+CREATE TEMP TABLE keys AS SELECT row_number() OVER () AS line, len(json_keys(json)) AS count,
+    json_type(json, $paths) AS types
 FROM read_json_objects($path, format = 'newline_delimited')
 """
 # Rows the fast path cannot vouch for: any one sends the file to the precise reader.
 _UNPLAIN = f"""
 SELECT count(*), count(*) FILTER (WHERE NOT COALESCE(
-    typed AND score BETWEEN 0 AND 1 AND weight > 0 AND weight <= {_MAX_FLOAT}
-    AND k.count = 4 + (given & 1) + (given >> 1), false))
+    types[1] = 'VARCHAR' AND types[2] = 'VARCHAR' AND types[3] = 'VARCHAR' AND types[4] IN {_NUMBER}
+    AND (types[5] IS NULL OR types[5] = 'VARCHAR') AND (types[6] IS NULL OR types[6] IN {_NUMBER})
+    AND k.count = 4 + given AND score BETWEEN 0 AND 1 AND weight > 0 AND weight <= {_MAX_FLOAT}, false))
 FROM records r JOIN keys k USING (line)
 """
-_NAMES = "SELECT DISTINCT {0} AS name FROM records ORDER BY name"
+# Each kind of id once, numbered in sorted order (bytes of UTF-8 sort as Python sorts the strings).
+_DICTIONARY = """
+CREATE TEMP TABLE {0}_ids AS SELECT name, (row_number() OVER (ORDER BY name) - 1)::BIGINT AS code
+FROM (SELECT DISTINCT {0} AS name FROM records)
+"""
+_KINDS = ("model", "task", "metric", "category")
+# The codes in the rows' order is not asked of the joins: the line numbers are sorted afterwards.
 _CODED = """
 SELECT r.line, m.code AS model, t.code AS task, k.code AS metric, c.code AS category, r.score, r.weight
-FROM records r
-JOIN (SELECT name, row_number() OVER (ORDER BY name) - 1 AS code FROM (SELECT DISTINCT model AS name FROM records)) m
-    ON r.model = m.name
-JOIN (SELECT name, row_number() OVER (ORDER BY name) - 1 AS code FROM (SELECT DISTINCT task AS name FROM records)) t
-    ON r.task = t.name
-JOIN (SELECT name, row_number() OVER (ORDER BY name) - 1 AS code FROM (SELECT DISTINCT metric AS name FROM records)) k
-    ON r.metric = k.name
-JOIN (SELECT name, row_number() OVER (ORDER BY name) - 1 AS code
-      FROM (SELECT DISTINCT category AS name FROM records)) c
-    ON r.category = c.name
-ORDER BY r.line
+FROM records r JOIN model_ids m ON r.model = m.name JOIN task_ids t ON r.task = t.name
+JOIN metric_ids k ON r.metric = k.name JOIN category_ids c ON r.category = c.name
 """
 
 
@@ -107,13 +100,15 @@ def read_jsonl(handle: BinaryIO, name: str, sink: Sink) -> RunColumns | None:
     con = None
     try:
         con = _connect(duckdb, link)
-        con.execute(_TABLE, {"path": link, "columns": _JSON_COLUMNS})
-        con.execute(_KEYS, {"path": link})
+        con.execute(_TABLE, {"path": link, "columns": _COLUMNS})
+        con.execute(_KEYS, {"path": link, "paths": _PATHS})
         counted = con.execute(_UNPLAIN).fetchone()
         if counted is None or counted[0] != lines or counted[1] != 0 or lines == 0:
             return None  # a blank line, or a line the fast path cannot vouch for
-        names = [tuple(row[0] for row in con.execute(_NAMES.format(c)).fetchall())
-                 for c in ("model", "task", "metric", "category")]  # fmt: skip
+        names = []
+        for kind in _KINDS:
+            con.execute(_DICTIONARY.format(kind))
+            names.append(tuple(con.execute(f"SELECT name FROM {kind}_ids ORDER BY code").fetchnumpy()["name"].tolist()))
         models, tasks, metrics, categories = names
         if not (_plain_ids(models) and _plain_ids(tasks) and _plain_ids(categories) and _plain_metrics(metrics)):
             return None
@@ -125,12 +120,13 @@ def read_jsonl(handle: BinaryIO, name: str, sink: Sink) -> RunColumns | None:
             con.close()
         folder.cleanup()
     sink.budget -= len(data)
-    line = _int64(coded["line"])
+    order = np.argsort(_int64(coded["line"]), kind="stable")
+    column = {key: np.asarray(values)[order] for key, values in coded.items()}
     return RunColumns(
         models, tasks, metrics, categories, (name,),
-        _int64(coded["model"]), _int64(coded["task"]), _int64(coded["metric"]), _int64(coded["category"]),
-        np.zeros(len(line), dtype=np.int64), line,
-        np.asarray(coded["score"], dtype=np.float64), np.asarray(coded["weight"], dtype=np.float64),
+        _int64(column["model"]), _int64(column["task"]), _int64(column["metric"]), _int64(column["category"]),
+        np.zeros(len(order), dtype=np.int64), _int64(column["line"]),
+        column["score"].astype(np.float64), column["weight"].astype(np.float64),
     )  # fmt: skip
 
 
