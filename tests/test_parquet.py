@@ -17,6 +17,7 @@ from leaderboard.cli import main
 from leaderboard.formats import ReadOptions, Session, detect, parquet
 from leaderboard.loading import load_file
 from leaderboard.report.markdown import md_text
+from leaderboard.run_columns import RunColumns
 
 duckdb = pytest.importorskip("duckdb")
 
@@ -230,3 +231,10 @@ def test_the_export_parquet_input_does_not_write_through_a_link(tmp_path: Path, 
     result = run_action(ws, fake_github.url, export_parquet="out/baseline.parquet")
     assert result.code == 1 and "is a symbolic link" in result.stdout
     assert not any((tmp_path / "elsewhere").iterdir())
+
+
+def test_a_parquet_file_of_plain_rows_is_read_as_columns_with_the_same_records(tmp_path: Path) -> None:
+    path = sql_parquet(tmp_path / "runs.parquet", ROWS.format(score="0.5", category="'c'"))
+    runs = load_runs([str(path)])
+    assert isinstance(runs, RunColumns) and len(runs) == 900
+    assert runs[4] == EvalRun("m1", "t1", "acc", 0.5, "c") and str(runs[4].source) == f"{path}:5"

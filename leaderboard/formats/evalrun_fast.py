@@ -105,23 +105,31 @@ def read_jsonl(handle: BinaryIO, name: str, sink: Sink) -> RunColumns | None:
         counted = con.execute(_UNPLAIN).fetchone()
         if counted is None or counted[0] != lines or counted[1] != 0 or lines == 0:
             return None  # a blank line, or a line the fast path cannot vouch for
-        names = []
-        for kind in _KINDS:
-            con.execute(_DICTIONARY.format(kind))
-            names.append(tuple(con.execute(f"SELECT name FROM {kind}_ids ORDER BY code").fetchnumpy()["name"].tolist()))
-        models, tasks, metrics, categories = names
-        if not (_plain_ids(models) and _plain_ids(tasks) and _plain_ids(categories) and _plain_metrics(metrics)):
-            return None
-        coded = con.execute(_CODED).fetchnumpy()
+        columns = coded(con, name)
     except duckdb.Error:
         return None  # not JSON lines DuckDB reads as plain records (a duplicate key, a broken line...)
     finally:
         if con is not None:
             con.close()
         folder.cleanup()
-    sink.budget -= len(data)
-    order = np.argsort(_int64(coded["line"]), kind="stable")
-    column = {key: np.asarray(values)[order] for key, values in coded.items()}
+    if columns is not None:
+        sink.budget -= len(data)
+    return columns
+
+
+def coded(con: Any, name: str) -> RunColumns | None:
+    """The columns of the table ``records`` (line, model, task, metric, category, score, weight: rows DuckDB
+    found plain) of the file ``name``; None when an id is not as it is kept."""
+    names = []
+    for kind in _KINDS:
+        con.execute(_DICTIONARY.format(kind))
+        names.append(tuple(con.execute(f"SELECT name FROM {kind}_ids ORDER BY code").fetchnumpy()["name"].tolist()))
+    models, tasks, metrics, categories = names
+    if not (_plain_ids(models) and _plain_ids(tasks) and _plain_ids(categories) and _plain_metrics(metrics)):
+        return None
+    fetched = con.execute(_CODED).fetchnumpy()
+    order = np.argsort(_int64(fetched["line"]), kind="stable")
+    column = {key: np.asarray(values)[order] for key, values in fetched.items()}
     return RunColumns(
         models, tasks, metrics, categories, (name,),
         _int64(column["model"]), _int64(column["task"]), _int64(column["metric"]), _int64(column["category"]),

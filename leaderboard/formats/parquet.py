@@ -27,8 +27,10 @@ from typing import TYPE_CHECKING, Any
 
 from .. import limits
 from ..records import NO_ERROR, EvalRun, Source
+from ..run_columns import RunColumns
 from ..validation import CALL_FIELDS, check_fields
 from ._common import FileRead, ReadContext, Refused
+from .evalrun_fast import coded
 
 if TYPE_CHECKING:  # pragma: no cover
     import duckdb
@@ -156,12 +158,12 @@ def is_parquet(path: Path) -> bool:
         return False
 
 
-def read(file: FileRead, context: ReadContext) -> list[EvalRun]:
+def read(file: FileRead, context: ReadContext) -> Sequence[EvalRun]:
     """The records of an EvalRun Parquet file: EvalRun's own columns, trials and call fields included."""
     return read_runs(file)
 
 
-def read_runs(read: FileRead) -> list[EvalRun]:
+def read_runs(read: FileRead) -> Sequence[EvalRun]:
     """The records of an EvalRun Parquet file; problems at file:row appended to ``read.problems``.
 
     The file is copied once into a DuckDB table with a ``plain`` flag per row, computed there; plain rows
@@ -180,8 +182,10 @@ def read_runs(read: FileRead) -> list[EvalRun]:
             "FROM read_parquet($path, file_row_number = true)",
             {"path": path, "space": f"^{_SPACE}|{_SPACE}$", "blank": f"{_SPACE}*"},
         )
-        count = con.execute("SELECT count(*) FROM rows").fetchone()
+        count = con.execute("SELECT count(*), count(*) FILTER (WHERE NOT plain) FROM rows").fetchone()
         total = int(count[0]) if count else 0
+        if total and count is not None and count[1] == 0 and (columns_read := _as_columns(con, read.name, columns)):
+            return columns_read  # every row plain: columns, no object per row
         runs: list[EvalRun] = []
         for start in range(1, total + 1, _BATCH):
             batch = con.execute(
@@ -199,6 +203,18 @@ def read_runs(read: FileRead) -> list[EvalRun]:
     if checked:
         runs = sorted([*runs, *checked], key=_row_of)  # in the file's order, as the JSONL reader keeps it
     return runs
+
+
+def _as_columns(con: duckdb.DuckDBPyConnection, name: str, columns: Sequence[str]) -> RunColumns | None:
+    """Plain rows (no call field, every check passed in the query) as columns, as the JSON-lines fast path
+    gives them."""
+    category = "COALESCE(category, 'general')" if "category" in columns else "'general'"
+    weight = "COALESCE(weight::DOUBLE, 1.0)" if "weight" in columns else "1.0"
+    con.execute(
+        "CREATE TEMP VIEW records AS SELECT row AS line, model_id AS model, task_id AS task, metric_name AS metric, "
+        f"{category} AS category, score::DOUBLE AS score, {weight} AS weight FROM rows"
+    )
+    return coded(con, name)
 
 
 def _row_of(run: EvalRun) -> int:
