@@ -47,25 +47,24 @@ _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abAB]")
 _TABLE = """
 CREATE TEMP TABLE records AS SELECT
     row_number() OVER () AS line, model_id AS model, task_id AS task, metric_name AS metric, score,
-    COALESCE(category, 'general') AS category, COALESCE(weight, 1.0) AS weight,
-    (category IS NOT NULL)::INTEGER + (weight IS NOT NULL)::INTEGER AS given
+    COALESCE(category, 'general') AS category, COALESCE(weight, 1.0) AS weight
 FROM read_json($path, format = 'newline_delimited', columns = $columns)
 """
-# Each line's keys and the JSON type of each field. DuckDB fails on a field written twice but ignores the
-# keys it was not asked for, so a line with any key besides the fields it gives (a call field, another
-# key, a key twice, a field set to null) is one the fast path does not vouch for.
-_KEYS = """
-CREATE TEMP TABLE keys AS SELECT row_number() OVER () AS line, len(json_keys(json)) AS count,
-    json_type(json, $paths) AS types
-FROM read_json_objects($path, format = 'newline_delimited')
-"""
-# Rows the fast path cannot vouch for: any one sends the file to the precise reader.
-_UNPLAIN = f"""
+# Each line's keys and the JSON type of each field, in one parse of the line. DuckDB fails on a field written
+# twice but ignores the keys it was not asked for, so a line with any key besides the fields it gives (a
+# call field, another key, a key twice, a field set to null) is one the fast path does not vouch for.
+_TYPES = f"""
 SELECT count(*), count(*) FILTER (WHERE NOT COALESCE(
     types[1] = 'VARCHAR' AND types[2] = 'VARCHAR' AND types[3] = 'VARCHAR' AND types[4] IN {_NUMBER}
     AND (types[5] IS NULL OR types[5] = 'VARCHAR') AND (types[6] IS NULL OR types[6] IN {_NUMBER})
-    AND k.count = 4 + given AND score BETWEEN 0 AND 1 AND weight > 0 AND weight <= {_MAX_FLOAT}, false))
-FROM records r JOIN keys k USING (line)
+    AND keys = 4 + (types[5] IS NOT NULL)::INTEGER + (types[6] IS NOT NULL)::INTEGER, false))
+FROM (SELECT len(json_keys(json)) AS keys, json_type(json, $paths) AS types
+      FROM read_json_objects($path, format = 'newline_delimited'))
+"""
+# Values out of bounds, on the same lines read typed.
+_VALUES = f"""
+SELECT count(*), count(*) FILTER (WHERE NOT COALESCE(
+    score BETWEEN 0 AND 1 AND weight > 0 AND weight <= {_MAX_FLOAT}, false)) FROM records
 """
 # Each kind of id once, numbered in sorted order (bytes of UTF-8 sort as Python sorts the strings).
 _DICTIONARY = """
@@ -100,11 +99,13 @@ def read_jsonl(handle: BinaryIO, name: str, sink: Sink) -> RunColumns | None:
     con = None
     try:
         con = _connect(duckdb, link)
-        con.execute(_TABLE, {"path": link, "columns": _COLUMNS})
-        con.execute(_KEYS, {"path": link, "paths": _PATHS})
-        counted = con.execute(_UNPLAIN).fetchone()
-        if counted is None or counted[0] != lines or counted[1] != 0 or lines == 0:
+        typed = con.execute(_TYPES, {"path": link, "paths": _PATHS}).fetchone()
+        if typed is None or typed[0] != lines or typed[1] != 0 or lines == 0:
             return None  # a blank line, or a line the fast path cannot vouch for
+        con.execute(_TABLE, {"path": link, "columns": _COLUMNS})
+        valued = con.execute(_VALUES).fetchone()
+        if valued is None or valued[0] != lines or valued[1] != 0:
+            return None
         columns = coded(con, name)
     except duckdb.Error:
         return None  # not JSON lines DuckDB reads as plain records (a duplicate key, a broken line...)
