@@ -99,9 +99,12 @@ def read_jsonl(handle: BinaryIO, name: str, sink: Sink) -> RunColumns | None:
     con = None
     try:
         con = _connect(duckdb, link)
+        # Counting is the same in any order: this pass may use every core; the typed read keeps the lines' order.
+        con.execute(f"SET threads = {max(1, os.cpu_count() or 1)}")
         typed = con.execute(_TYPES, {"path": link, "paths": _PATHS}).fetchone()
         if typed is None or typed[0] != lines or typed[1] != 0 or lines == 0:
             return None  # a blank line, or a line the fast path cannot vouch for
+        con.execute("SET threads = 1")
         con.execute(_TABLE, {"path": link, "columns": _COLUMNS})
         valued = con.execute(_VALUES).fetchone()
         if valued is None or valued[0] != lines or valued[1] != 0:
