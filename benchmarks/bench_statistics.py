@@ -28,7 +28,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from leaderboard import EvalRun, aggregate, analyse, load_runs, pairwise_diffs
-from leaderboard.stats import aggregation
+from leaderboard.stats import cache
 from leaderboard.stats.resampling import encode_ids, keyed_rng, percentile_interval
 
 
@@ -83,7 +83,7 @@ def peak_mib(fn: Callable[[], object]) -> float:
 
 def cold() -> None:
     """Forget the last analysis' resamples, so that every timed call pays for its own."""
-    aggregation._last = None
+    cache.forget()
 
 
 def both(runs: list[EvalRun], b: int) -> None:

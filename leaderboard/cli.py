@@ -11,6 +11,7 @@ from . import __version__
 from .config import Config, parse_weights, read_config, with_weights
 from .formats import ReadOptions, Session, comment_note, load_summary
 from .formats.parquet import export as export_parquet
+from .history_files import read_history
 from .loading import load_runs
 from .options import DEFAULT_ALPHA, DEFAULT_RESAMPLES, INPUTS, OPTIONS, Option
 from .pipeline import BaselineProblems, Options, Outcome, run
@@ -22,6 +23,7 @@ from .report.plan import Compared, files_described, plan
 from .required import UnmatchedPatterns
 from .required import split_patterns as split_required
 from .stats.aggregation import min_resamples, resample_advice
+from .stats.history import MAX_HISTORY_RUNS, Earlier
 from .validation import InvalidEvalRuns, Problem, printable
 
 # The CLI's own: what it writes, and the what-if weights; every other flag is in the options table.
@@ -60,6 +62,9 @@ def _option(p: argparse.ArgumentParser, option: Option) -> None:
     dest, help_text = option.name, _help(option)
     if option.kind == "boolean":
         p.add_argument(option.flag, action="store_true", dest=dest, help=help_text)
+    elif option.input == "history":  # the action counts earlier runs; the CLI is given them, oldest first
+        help_text = "earlier runs, oldest first: files or directories named by commit (trend, noise, flaky tasks)"
+        p.add_argument(option.flag, nargs="+", metavar=option.metavar, default=None, dest=dest, help=help_text)
     elif option.kind == "globs":
         many = "+" if option.input == "baseline" else None  # --baseline goes after the run files
         p.add_argument(option.flag, nargs=many, metavar=option.metavar, default=None, dest=dest, help=help_text)
@@ -147,8 +152,9 @@ def _run(args: argparse.Namespace) -> int:
             baseline = load_runs(args.baseline, session=Session(session.options))
         except InvalidEvalRuns as exc:
             return _problems(exc.problems, "baseline: ", " in the baseline")
+    history = _history(args, session.options)
     try:
-        outcome = run(options, runs, config=config, baseline=baseline)
+        outcome = run(options, runs, config=config, baseline=baseline, history=history)
     except BaselineProblems as exc:
         return _problems(exc.problems, "baseline: ", " in the baseline")
     except InvalidEvalRuns as exc:
@@ -191,6 +197,16 @@ def _run(args: argparse.Namespace) -> int:
             return 1
     sys.stdout.write(full_markdown(board, title=args.title, commit=commit, sections=sections.full, lead=sections.lead))
     return _gates(args, outcome)
+
+
+def _history(args: argparse.Namespace, options: ReadOptions) -> Earlier | None:
+    """The earlier runs of ``--history`` (None: not given); a run that cannot be read is said and skipped."""
+    if not args.history:
+        return None
+    read = read_history(args.history, limit=MAX_HISTORY_RUNS, options=options)
+    for problem in read.problems:
+        print(f"history: {problem}", file=sys.stderr)
+    return Earlier(read.runs, read.coverage)
 
 
 def _problems(problems: Sequence[Problem], prefix: str, where: str = "") -> int:

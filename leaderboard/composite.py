@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 
@@ -82,7 +82,7 @@ class Unknown:
 
 @dataclass(frozen=True)
 class TooClose:
-    """#1 and #2 by composite are not separated on accuracy by this suite."""
+    """#1 and #2 by composite are not separated on accuracy by this suite (``report.composite`` words it)."""
 
     model_a: str
     model_b: str
@@ -90,36 +90,6 @@ class TooClose:
     n_tasks: int
     differing: tuple[str, ...]  # weighted metrics other than accuracy on which they differ
     n_shared: int = 0  # tasks the two share: an estimate at or below it is never printed
-
-    def sentence(
-        self, name: Callable[[str], str] = str, metric: Callable[[str], str] = str, *, limit: int | None = None
-    ) -> str:
-        """The specification's sentence; ``name`` formats a model id and ``metric`` a custom metric or
-        category name, both data (a code span in markdown; the built-in metrics' words are ours);
-        ``limit``: metrics named before the rest are counted."""
-        a, b = name(self.model_a), name(self.model_b)
-        if self.tasks_needed is not None and self.tasks_needed <= self.n_shared:
-            head = (
-                f"{a} and {b} are too close to call on accuracy — their {self.n_shared:,} shared tasks are not "
-                "enough to separate them at this level."
-            )
-        elif self.tasks_needed is not None:
-            head = (
-                f"{a} and {b} are too close to call on accuracy — about {self.tasks_needed:,} tasks in total "
-                f"would separate them (this suite has {self.n_tasks:,})."
-            )
-        else:
-            head = (
-                f"{a} and {b} are too close to call on accuracy — they score alike on the tasks both ran, "
-                "so more tasks alone would not separate them."
-            )
-        if self.differing:
-            keep = len(self.differing) if limit is None else limit
-            named = [d if d in _DESCRIBED.values() else metric(d) for d in self.differing[:keep]]
-            if len(self.differing) > keep:
-                named.append(f"{len(self.differing) - keep:,} more weighted metrics")
-            return f"{head} Any gap between them here is coming from {_and(named)}."
-        return f"{head} No other weighted metric separates them either: their order here is not established."
 
 
 @dataclass(frozen=True)
@@ -144,18 +114,13 @@ class CompositeBoard:
         return self.ranked[0].model_id if self.ranked else ""
 
 
-def _and(words: Sequence[str]) -> str:
-    if len(words) <= 2:
-        return " and ".join(words)
-    return ", ".join(words[:-1]) + " and " + words[-1]
-
-
-_DESCRIBED = {"cost": "cost", "latency": "speed", "latency_p50": "speed", "error_rate": "error rate"}
+# How the too-close sentence names a built-in metric (any other is named as the data spells it).
+DESCRIBED = {"cost": "cost", "latency": "speed", "latency_p50": "speed", "error_rate": "error rate"}
 
 
 def _described(metric: str) -> str:
     """A metric as the too-close sentence names it."""
-    return _DESCRIBED.get(metric, metric)
+    return DESCRIBED.get(metric, metric)
 
 
 def aggregate_metrics(runs: Sequence[EvalRun], board: Leaderboard) -> dict[str, ModelMetrics]:

@@ -14,7 +14,7 @@ MAX_ID_LENGTH = 512
 # Bytes of input over all files of one run: about four million records of typical size, which
 # load in well under a minute and a few GiB of memory.
 MAX_INPUT_BYTES = 512 * 1024 * 1024
-# Bytes of eval harnesses' own output over all such files of one run (issue 11). Larger than
+# Bytes of eval harnesses' own output over all such files of one run. Larger than
 # MAX_INPUT_BYTES because a harness stores the prompt and responses on every line (1,000,000
 # lm-eval lines are about 1 GiB); lines are streamed, so memory follows the records, and 4 GiB
 # reads in about 25 s. A harness file read whole (a JSON document) is held to MAX_INPUT_BYTES.

@@ -23,6 +23,7 @@ from .numbers import parse_decimal, parse_integer
 from .stats.aggregation import RANK_BY, RankBy
 from .stats.clustering import CLUSTER_BY, ClusterBy
 from .stats.family import CORRECTIONS, DEFAULT_CORRECTION
+from .stats.history import MAX_HISTORY_RUNS
 from .stats.weights import TASK_WEIGHTS, TaskWeights
 
 Kind = Literal["decimal", "integer", "choice", "boolean", "text", "globs"]
@@ -34,6 +35,7 @@ DEFAULT_SEED = 0
 DEFAULT_RANK_BY: RankBy = "mean"
 DEFAULT_CLUSTER_BY: ClusterBy = "none"
 DEFAULT_TASK_WEIGHTS: TaskWeights = "ignore"
+DEFAULT_HISTORY_RUNS = 10
 CommentMode = Literal["update", "off"]
 COMMENT_MODES: tuple[CommentMode, ...] = ("update", "off")
 BOOLEANS = {"true": True, "false": False}
@@ -162,6 +164,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("required-score", "--required-score", None, "decimal", "1",
            "the score each model needs on every required task (0 to 1)", what=_FRACTION,
            valid=lambda v: 0.0 <= v <= 1.0),
+    # The action counts earlier runs of the base branch; the CLI is given their files (oldest first).
+    Option("history", "--history", None, "integer", f"{DEFAULT_HISTORY_RUNS}",
+           "earlier successful runs of this workflow on the base branch to read for trends, noise and flaky tasks "
+           "(0: none); the CLI takes the earlier runs' files or directories named by commit, oldest first",
+           what=f"an integer from 0 to {MAX_HISTORY_RUNS}", valid=lambda v: 0 <= v <= MAX_HISTORY_RUNS,
+           metavar="FILE_OR_DIR"),
     Option("export-parquet", "--export-parquet", None, "text", "",
            "also write the validated records here as Parquet, a baseline that loads fast next time (empty: none)",
            metavar="PATH"),

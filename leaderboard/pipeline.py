@@ -31,6 +31,7 @@ from .stats.aggregation import Leaderboard, RankBy, analyse, min_resamples
 from .stats.clustering import ClusterBy
 from .stats.comparison import Comparison, compare
 from .stats.family import DEFAULT_CORRECTION, Correction
+from .stats.history import Earlier, History, run_scores, summarise
 from .stats.task_changes import TaskChanges, task_changes
 from .stats.weights import TaskWeights
 from .trials import Failures, failures
@@ -88,6 +89,8 @@ class Outcome:
     comparison: Comparison | None  # with a baseline
     changes: TaskChanges | None  # the tasks behind each model's change (with a baseline)
     failures: Failures  # calls left out as failed, counted in every document
+    earlier: Earlier | None = None  # the earlier runs asked for (None: history not asked for)
+    history: History | None = None  # their summary with this run (None: not asked for, or none read)
 
     @property
     def top_model(self) -> str:
@@ -177,12 +180,14 @@ def run(
     *,
     config: Config | None = None,
     baseline: Sequence[EvalRun] | None = None,
+    history: Earlier | None = None,
 ) -> Outcome:
     """The leaderboard of ``runs`` and all that goes with it, in the one order both entry points share.
 
     The required tasks are checked before the comparison, so a glob matching no task
     (:class:`~leaderboard.required.UnmatchedPatterns`) stops the run before it is computed.
     The comparison uses the leaderboard's parameters (which the configuration may have set).
+    ``history``: the earlier runs a reader loaded, summarised with this run at the leaderboard's level.
     Raises :class:`InvalidEvalRuns` (:class:`BaselineProblems` for the baseline's runs).
     """
     p = _resolved(options, config)
@@ -200,7 +205,10 @@ def run(
         except InvalidEvalRuns as exc:
             raise BaselineProblems(exc.problems) from exc
         changes = task_changes(baseline, runs, models=[m.model_id for m in comparison.models])
-    return Outcome(p, board, composite, required, comparison, changes, failures(runs))
+    summary = None
+    if history is not None and history.runs:
+        summary = summarise(history.runs, run_scores("this run", None, runs), alpha=p.alpha)
+    return Outcome(p, board, composite, required, comparison, changes, failures(runs), history, summary)
 
 
 def _resolved(options: Options, config: Config | None) -> Parameters:

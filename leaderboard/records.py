@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import IntEnum
 from types import MappingProxyType
 
 # One shared empty mapping: a fresh dict per record would cost ~64 bytes on each of millions.
@@ -102,6 +103,37 @@ class LeaderboardRow:
         return self.rank_lo == 1
 
 
+class Why(IntEnum):
+    """Why a paired difference is not significant (against a baseline: why no change was detected)."""
+
+    NO_SHARED = 1  # no task on both sides
+    TOO_FEW = 2  # fewer shared units (tasks, or clusters) than any sign-flip test can reach alpha with
+    CI_INCLUDES_0 = 3  # the interval does not exclude 0 (on the side the mean points to, one-sided)
+    TEST = 4  # the sign-flip test's p (Holm-adjusted when in the family) is above alpha
+    UNCHANGED = 5  # the same score on every shared task (a baseline comparison)
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """A :class:`Why` with the numbers a sentence about it needs (``leaderboard.report.reasons`` words it).
+
+    ``units`` and ``fewest`` (TOO_FEW): the shared tasks, or clusters when ``clustered``, and the fewest
+    that can reach ``alpha``; ``test`` (TEST): how p was computed (``significance.METHOD_NAMES``'s index),
+    ``p`` the p compared with ``alpha``, ``holm`` whether it is Holm-adjusted over a family; ``one_sided``:
+    the comparison tests drops and rises one-sided.
+    """
+
+    why: Why
+    alpha: float
+    units: int = 0
+    fewest: int = 0
+    clustered: bool = False
+    one_sided: bool = False
+    test: int = 0
+    p: float = math.nan
+    holm: bool = False
+
+
 @dataclass(frozen=True, slots=True)
 class PairwiseDiff:
     """Paired comparison of ``score_a - score_b`` over the tasks both models ran.
@@ -110,7 +142,7 @@ class PairwiseDiff:
     ``significant`` is the one decision every view reads: the bootstrap CI excludes 0
     *and* the exact paired permutation test gives p <= alpha (Holm-adjusted over the family
     by default; raw with ``correction="none"``). ``reason`` says why it is not significant
-    (None when it is); ``p_value`` is the test's raw p, ``p_adjusted`` the one compared with
+    (a :class:`Reason`; None when it is); ``p_value`` is the test's raw p, ``p_adjusted`` the one compared with
     alpha; ``tasks_needed`` is about how many shared tasks would detect a difference this
     size at the level in force for the pair (None when it is 0).
     With no shared task ``mean_diff``, ``ci_lo``, ``ci_hi`` and the p-values are NaN.
@@ -126,7 +158,7 @@ class PairwiseDiff:
     p_value: float = math.nan
     p_adjusted: float = math.nan
     test: str = "none"
-    reason: str | None = None
+    reason: Reason | None = None
     tasks_needed: int | None = None
     # With clustering: the clusters of the shared tasks, and about how many clusters of the
     # observed size would detect the difference (tasks_needed is that many clusters' tasks).

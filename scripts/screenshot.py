@@ -2,12 +2,15 @@
 
     python scripts/screenshot.py            # writes docs/*.png
 
+    python scripts/screenshot.py history    # only the history's: docs/comment-history.png, docs/summary-chart.png
+
 Three comments: the bundled example (collapsed, as a reviewer first sees it, and with
 every <details> opened), SWE-bench Verified from ../shared/realdata (12 models whose ids
 share long prefixes, the top two one instance apart), and a synthetic 60-model suite.
 Markdown -> HTML with cmark-gfm (GitHub's engine, its tag filter on), styled like a
 GitHub comment, photographed by headless Chromium (Debian's `chromium`); the blank
-space below the comment is cropped when Pillow is installed.
+space below the comment is cropped when Pillow is installed. The job summary's Mermaid chart is drawn by
+mermaid.min.js (the npm package ``mermaid``) when MERMAID_JS names that file: GitHub draws it in the page.
 """
 
 from __future__ import annotations
@@ -31,15 +34,18 @@ sys.path.insert(0, str(ROOT))
 from leaderboard import EvalRun, analyse, load_runs  # noqa: E402
 from leaderboard.baseline import Baseline  # noqa: E402
 from leaderboard.config import read_config  # noqa: E402
-from leaderboard.pipeline import evaluate  # noqa: E402
+from leaderboard.pipeline import Options as RunOptions  # noqa: E402
+from leaderboard.pipeline import evaluate, run  # noqa: E402
 from leaderboard.report.baseline import describe_markdown  # noqa: E402
 from leaderboard.report.comparison import comment_section  # noqa: E402
 from leaderboard.report.composite import ACCURACY_HEADING, composite_section, composite_verdict  # noqa: E402
-from leaderboard.report.document import Commit, comment_body  # noqa: E402
+from leaderboard.report.document import Commit, comment_body, summary_markdown  # noqa: E402
+from leaderboard.report.plan import Compared, plan  # noqa: E402
 from leaderboard.report.task_changes import comment_section as tasks_section  # noqa: E402
 from leaderboard.report.task_changes import required_markdown  # noqa: E402
 from leaderboard.required import check_required  # noqa: E402
 from leaderboard.stats.comparison import compare  # noqa: E402
+from leaderboard.stats.history import Earlier, coverage_of, run_scores  # noqa: E402
 from leaderboard.stats.task_changes import task_changes  # noqa: E402
 
 # ../shared/realdata beside the repository, or where LEADERBOARD_REALDATA says.
@@ -89,14 +95,26 @@ def alerts(html: str) -> str:
     )
 
 
-def shoot(body: str, name: str, *, expanded: bool = False, height: int = 4000) -> Path:
+MERMAID_BLOCK = re.compile(
+    r'<pre lang="mermaid"><code>(.*?)</code></pre>|<pre><code class="language-mermaid">(.*?)</code></pre>', re.S
+)
+
+
+def shoot(body: str, name: str, *, expanded: bool = False, height: int = 4000, mermaid: str | None = None) -> Path:
     html = alerts(cmarkgfm.github_flavored_markdown_to_html(body, options=Options.CMARK_OPT_UNSAFE))
     if expanded:
         html = html.replace("<details>", "<details open>")
+    script = ""
+    if mermaid is not None:  # drawn in the page, as GitHub does (the text stays escaped: Mermaid reads textContent)
+        html = MERMAID_BLOCK.sub(lambda m: f"<pre class='mermaid'>{m[1] or m[2]}</pre>", html)
+        script = (
+            f"<script src='{Path(mermaid).as_uri()}'></script>"
+            "<script>mermaid.initialize({startOnLoad: true, theme: 'default'});</script>"
+        )
     page = (
         f"<!doctype html><html><head><meta charset='utf-8'><style>{CSS}</style></head><body>"
         "<div class='comment'><div class='header'><b>github-actions</b> <span>bot</span> commented</div>"
-        f"<div class='body'>{html}</div></div></body></html>"
+        f"<div class='body'>{html}</div></div>{script}</body></html>"
     )
     out = ROOT / "docs" / name
     with tempfile.TemporaryDirectory() as profile:
@@ -107,6 +125,7 @@ def shoot(body: str, name: str, *, expanded: bool = False, height: int = 4000) -
                 "chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
                 "--hide-scrollbars", f"--user-data-dir={profile}", f"--window-size=960,{height}",
+                "--allow-file-access-from-files", "--virtual-time-budget=10000",
                 f"--screenshot={out}", html_file.as_uri(),
             ],
             check=True, capture_output=True, timeout=120,
@@ -245,7 +264,68 @@ def with_composite() -> str:
     ).text  # fmt: skip
 
 
+def history_runs(base: list[EvalRun], runs: int = 10) -> list[list[EvalRun]]:
+    """Earlier runs on main, oldest first: the same results re-run, 4% of the instances redrawn each time
+    (agents are not deterministic), one model renamed in one run, one model improving slowly."""
+    rng = np.random.default_rng(26)
+    tasks = sorted({r.task_id for r in base})
+    flaky = set(rng.choice(tasks, len(tasks) // 25, replace=False).tolist())
+    out = []
+    for k in range(runs):
+        run_k = []
+        for r in base:
+            score = r.score
+            if r.task_id in flaky:
+                score = float(rng.random() < 0.5)
+            elif r.model_id == SWE_IMPROVED and score == 0.0 and rng.random() < 0.01 * (runs - k):
+                score = 1.0  # it was better before: the steady drift a trend shows
+            model = r.model_id + "-rerun" if k == 4 and r.model_id == SWE_FLAKY else r.model_id
+            run_k.append(replace(r, model_id=model, score=score))
+        out.append(run_k)
+    return out
+
+
+def with_history(swebench: Path) -> tuple[str, str]:
+    """SWE-bench Verified with ten earlier runs on main (one expired): the comment and the job summary."""
+    base = load_runs([str(swebench)])
+    earlier = history_runs(base)
+    pr = swebench_flips(earlier[-1])
+    runs = tuple(run_scores(f"{k:x}" * 40, f"2026-11-{20 + k}T08:00:00Z", e)
+                 for k, e in enumerate(earlier) if k != 6)  # fmt: skip
+    history = Earlier(runs, coverage_of(10, 10, 9, {"expired": 1}), "main")
+    outcome = run(RunOptions(), pr, baseline=earlier[-1], history=history)
+    origin = Baseline(
+        runs=tuple(earlier[-1]), origin="artifact", branch="main", sha="9f8e7d6c5b4a39281706f5e4d3c2b1a098765432",
+        sha_url="https://github.com/org/repo/commit/9f8e7d6", run_id=118, run_url="https://github.com/org/repo/actions/runs/118",
+        created_at=datetime(2026, 11, 29, tzinfo=UTC), is_merge_base=True, age_days=1.0, artifact="eval-results",
+    )  # fmt: skip
+    sections = plan(outcome, baseline=Compared(describe_markdown(origin)))
+    commit = Commit("3f2a9c1d5e7b8a6c4d2e0f1a3b5c7d9e1f2a4b6c", "https://github.com/org/repo/commit/3f2a9c1")
+    comment = comment_body(
+        outcome.board, key="leaderboard", title="SWE-bench Verified", run_url="https://github.com/org/repo/actions/runs/1",
+        commit=commit, sections=sections.comment,
+    ).text  # fmt: skip
+    summary = summary_markdown(outcome.board, title="SWE-bench Verified", commit=commit, sections=sections.summary)
+    return comment, summary.text
+
+
+def history_shots() -> None:
+    swebench = REALDATA / "swebench_verified.jsonl"
+    if not swebench.exists():
+        print(f"no {swebench}: no history screenshots")
+        return
+    comment, summary = with_history(swebench)
+    shoot(comment, "comment-history.png", height=3000)
+    mermaid = os.environ.get("MERMAID_JS")
+    if mermaid:
+        chart = summary.split("### Trend on", 1)[1]
+        shoot("### Trend on" + chart.split("\n| Rank |", 1)[0], "summary-chart.png", height=1600, mermaid=mermaid)
+
+
 def main() -> None:
+    if sys.argv[1:] == ["history"]:
+        history_shots()
+        return
     example = body_for(ROOT / "examples" / "mteb-eng-v2-sample.jsonl", "Model leaderboard")
     shoot(example, "comment.png", height=1400)
     shoot(example, "comment-expanded.png", expanded=True)
@@ -260,6 +340,7 @@ def main() -> None:
     board = analyse(synthetic(60, 200))
     body = comment_body(board, key="leaderboard", title="Synthetic suite: 60 models", run_url=None).text
     shoot(body, "comment-60-models.png", height=1600)
+    history_shots()
 
 
 if __name__ == "__main__":

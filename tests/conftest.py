@@ -6,6 +6,9 @@ import numpy as np
 import pytest
 
 from leaderboard import EvalRun
+from leaderboard.records import PairwiseDiff
+from leaderboard.report.reasons import reason_text
+from leaderboard.stats.comparison import ModelChange
 
 ROOT = Path(__file__).resolve().parent.parent
 REALDATA = ROOT.parent / "shared" / "realdata"
@@ -15,6 +18,11 @@ EXAMPLE = ROOT / "examples" / "mteb-eng-v2-sample.jsonl"
 
 def run(model: str, task: str, score: float, category: str = "general", weight: float = 1.0) -> EvalRun:
     return EvalRun(model, task, "acc", score, category, weight)
+
+
+def words(decided: PairwiseDiff | ModelChange) -> str | None:
+    """A pair's or a model change's reason in the documents' words (None when it was decided)."""
+    return reason_text(decided.reason) if decided.reason is not None else None
 
 
 def demo_suite(seed: int = 0, models: int = 3, tasks: int = 12) -> list[EvalRun]:

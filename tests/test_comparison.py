@@ -15,10 +15,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import EXAMPLE, ROOT, realdata, run
+from conftest import EXAMPLE, ROOT, realdata, run, words
 from test_rendering import HOSTILE, cells_outside_code, gfm
 
 from leaderboard import EvalRun, analyse, load_runs
+from leaderboard.records import Reason, Why
 from leaderboard.report.comparison import (
     comparison_dict,
     comparison_markdown,
@@ -143,7 +144,7 @@ def test_tasks_needed_grows_as_the_gap_shrinks() -> None:
 def test_too_few_shared_tasks_detect_nothing_whatever_the_gap() -> None:
     c = cmp(suite({"m": [0.2] * 5}), suite({"m": [0.9] * 5}))
     m = change(c, "m")
-    assert m.verdict == "no detectable change" and m.reason == "too few shared tasks (5 < 6)"
+    assert m.verdict == "no detectable change" and words(m) == "too few shared tasks (5 < 6)"
 
 
 def test_a_bootstrap_ci_that_excludes_0_is_no_change_when_the_exact_test_disagrees() -> None:
@@ -153,7 +154,7 @@ def test_a_bootstrap_ci_that_excludes_0_is_no_change_when_the_exact_test_disagre
     pr = suite({"m": [0.6] * 5 + [0.49]})
     m = change(cmp(base, pr, correction="none"), "m")  # two-sided, per model
     assert m.ci_lo > 0 and m.p_value == pytest.approx(0.0625)
-    assert m.verdict == "no detectable change" and m.reason == "exact test p = 0.0625"
+    assert m.verdict == "no detectable change" and words(m) == "exact test p = 0.0625"
     delta, ci, extended = shown_interval(m)
     assert (delta, extended) == ("+0.082", True) and ci.startswith("[0.000,\u00a0+0.") and ci.endswith("]†")
 
@@ -161,7 +162,7 @@ def test_a_bootstrap_ci_that_excludes_0_is_no_change_when_the_exact_test_disagre
 def test_a_model_with_no_shared_task_is_not_compared() -> None:
     c = cmp([run("m", "a", 0.5)], [run("m", "b", 0.5)])
     m = change(c, "m")
-    assert m.verdict == "no detectable change" and m.reason == "no shared tasks" and math.isnan(m.delta)
+    assert m.verdict == "no detectable change" and words(m) == "no shared tasks" and math.isnan(m.delta)
     assert (c.tasks_added, c.tasks_dropped) == (("b",), ("a",))
     assert shown_interval(m) == ("—", "—", False)
 
@@ -213,7 +214,7 @@ def test_re_measured_noise_in_many_models_is_held_to_alpha_overall_with_holm() -
     assert 0 < sum(m.significant for m in per_model.models) <= 20  # about alpha x 200 by chance
     assert not any(m.significant for m in family.models)
     assert all(m.p_adjusted >= m.p_value for m in family.models)
-    assert any((m.reason or "").startswith("Holm-adjusted one-sided p = ") for m in family.models)
+    assert any((words(m) or "").startswith("Holm-adjusted one-sided p = ") for m in family.models)
 
 
 def test_parameters_are_checked() -> None:
@@ -290,7 +291,7 @@ def test_no_detectable_change_always_shows_an_interval_containing_0() -> None:
     rng = np.random.default_rng(12)
     for _ in range(3000):
         lo, hi = sorted(rng.uniform(-0.05, 0.05, 2) * 10.0 ** rng.uniform(-6, 0))
-        m = made("no detectable change", (lo + hi) / 2, lo, hi, reason="exact test p = 0.1")
+        m = made("no detectable change", (lo + hi) / 2, lo, hi, reason=Reason(Why.TEST, ALPHA, test=1, p=0.1))
         low, high = ends(m)
         assert low <= 0 <= high and float(low) <= lo + 1e-10 and float(high) >= hi - 1e-10
 
@@ -318,7 +319,15 @@ def test_the_headline_says_when_nothing_changed(example: list[EvalRun]) -> None:
 
 
 def test_no_detectable_change_says_how_many_tasks_would_detect_it() -> None:
-    m = made("no detectable change", 0.001, -0.002, 0.004, reason="CI includes 0", tasks_needed=1234, p_value=0.4)
+    m = made(
+        "no detectable change",
+        0.001,
+        -0.002,
+        0.004,
+        reason=Reason(Why.CI_INCLUDES_0, ALPHA),
+        tasks_needed=1234,
+        p_value=0.4,
+    )
     c = Comparison((m,), (), (), (), (), ALPHA, B, SEED, 0.0)
     assert "➖ no detectable change (CI includes 0); about 1,234 tasks would detect a change this size" in (
         comparison_markdown(c, "")

@@ -10,6 +10,7 @@ from leaderboard import EvalRun, analyse
 from leaderboard.composite import CompositeBoard, normalise, rank
 from leaderboard.config import Card, Config, Constraints, Normalization, parse_config, with_weights
 from leaderboard.pipeline import evaluate
+from leaderboard.report.composite import too_close_sentence
 from leaderboard.validation import InvalidEvalRuns
 
 TASKS = 12
@@ -296,7 +297,7 @@ def test_top_two_the_suite_cannot_separate_get_the_too_close_sentence_naming_wha
     assert close is not None and (close.model_a, close.model_b) == ("sim_small", "sim_frontier")
     board = analyse(runs, b=400)
     assert close.tasks_needed == board.pair(1, 2).tasks_needed
-    assert close.sentence() == (
+    assert too_close_sentence(close) == (
         f"sim_small and sim_frontier are too close to call on accuracy — about {close.tasks_needed} tasks in total "
         f"would separate them (this suite has {TASKS}). Any gap between them here is coming from cost and speed."
     )

@@ -23,17 +23,14 @@ from leaderboard.pipeline import evaluate, parameters
 from leaderboard.report.comparison import comparison_dict, comparison_markdown
 from leaderboard.report.document import render_report
 from leaderboard.report.json_report import report_dict
+from leaderboard.report.reasons import needed_words, reason_text
 from leaderboard.stats.comparison import compare
 from leaderboard.stats.family import (
-    MC_RESAMPLES,
     adjust,
-    family_resamples,
-    needed_words,
     one_sided,
-    refine_monte_carlo,
     step_levels,
 )
-from leaderboard.stats.significance import MONTE_CARLO, sign_flip_test
+from leaderboard.stats.significance import SADDLEPOINT, sign_flip_test
 from leaderboard.validation import InvalidEvalRuns
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -117,7 +114,11 @@ def test_a_pair_whose_test_cannot_reach_alpha_is_not_in_the_family_and_keeps_its
     scores[2] = np.linspace(0.0, 1.0, 40)
     board = analyse(records(scores))
     pair = next(p for p in board.pairs if {p.model_a, p.model_b} == {"m00", "m01"})
-    assert pair.p_adjusted == pair.p_value == 0.125 and pair.reason == "exact test p = 0.125"  # not Holm-adjusted
+    assert (
+        pair.p_adjusted == pair.p_value == 0.125
+        and pair.reason is not None
+        and reason_text(pair.reason) == "exact test p = 0.125"
+    )  # not Holm-adjusted
     assert board.pairs.family == 2 and report_dict(board)["counts"]["family"] == 2  # type: ignore[index]
 
 
@@ -137,24 +138,22 @@ def test_holms_level_in_force_separates_a_pair_exactly_when_its_p_is_at_most_it(
         assert adjust(moved, member, "holm")[k] > 0.05
 
 
-def test_a_monte_carlo_pair_can_reach_holms_first_step_in_a_large_family() -> None:
+def test_a_pair_past_the_exact_limit_can_reach_holms_first_step_in_a_large_family() -> None:
     rng = np.random.default_rng(5)
-    d = rng.normal(0.3, 0.2, (1, 60)) * rng.uniform(0.2, 1.0, (1, 60))  # unequal: Monte Carlo
-    p, method = sign_flip_test(d, seed=0)
-    assert method[0] == MONTE_CARLO and p[0] == 1 / (1 + MC_RESAMPLES)
-    refined = refine_monte_carlo(d, p, method, 0.05, 5000, seed=0)
-    assert refined[0] == 1 / (1 + family_resamples(5000, 0.05)) < 0.05 / 5000
+    d = rng.normal(0.3, 0.2, (1, 60)) * rng.uniform(0.2, 1.0, (1, 60))  # unequal magnitudes
+    p, method = sign_flip_test(d)
+    assert method[0] == SADDLEPOINT and p[0] < 0.05 / 100_000
 
 
-def test_the_refined_monte_carlo_p_stays_valid_under_the_null() -> None:
+def test_the_saddlepoint_p_stays_valid_under_the_null() -> None:
     rng = np.random.default_rng(8)
     magnitudes = rng.uniform(0.01, 1.0, 30)
-    d = magnitudes * rng.choice([-1.0, 1.0], (3000, 30))
-    p, method = sign_flip_test(d, seed=1)
-    refined = refine_monte_carlo(d, p, method, 0.05, 100_000, seed=1)
-    for level in (0.001, 0.01, 0.05):
-        hits = int(np.count_nonzero(refined <= level))
-        assert hits <= 3000 * level + 3 * math.sqrt(3000 * level)
+    d = magnitudes * rng.choice([-1.0, 1.0], (20_000, 30))
+    p, method = sign_flip_test(d)
+    assert (method == SADDLEPOINT).all()
+    for level in (0.0005, 0.001, 0.01, 0.05):
+        hits = int(np.count_nonzero(p <= level))
+        assert hits <= 20_000 * level + 3 * math.sqrt(20_000 * level)
 
 
 # --- the gate's family --------------------------------------------------------------------------

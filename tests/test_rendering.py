@@ -10,7 +10,7 @@ from pathlib import Path
 import cmarkgfm
 import pytest
 from cmarkgfm.cmark import Options
-from conftest import EXAMPLE, demo_suite, run
+from conftest import EXAMPLE, demo_suite, run, words
 
 from leaderboard import analyse, load_runs
 from leaderboard.report.document import render_markdown, render_report
@@ -22,7 +22,7 @@ from leaderboard.report.markdown import (
     md_text,
     truncate,
 )
-from leaderboard.stats.aggregation import min_resamples
+from leaderboard.stats.parameters import min_resamples
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -177,7 +177,7 @@ def test_json_report_holds_parameters_counts_rows_and_pairs_at_full_precision() 
     assert [report["rows"][p["a"] - 1]["model_id"] for p in report["pairs"]] == [p.model_a for p in board.pairs]
     for entry, pair in zip(report["pairs"], board.pairs, strict=True):
         assert (entry["ci_lo"], entry["p_value"], entry["significant"]) == (pair.ci_lo, pair.p_value, pair.significant)
-        assert (entry["reason"], entry["tasks_needed"], entry["test"]) == (pair.reason, pair.tasks_needed, pair.test)
+        assert (entry["reason"], entry["tasks_needed"], entry["test"]) == (words(pair), pair.tasks_needed, pair.test)
 
 
 def test_json_report_with_no_pairs_is_valid_json() -> None:

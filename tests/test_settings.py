@@ -107,12 +107,20 @@ def test_runs_are_split_on_newlines_and_commas() -> None:
         ("bootstrap-samples", "1000001"), ("seed", "-1"), ("seed", "abc"), ("rank-by", "median"),
         ("comment", "always"), ("comment-key", "has space"), ("comment-key", "-x"), ("comment-key", ""),
         ("pr-number", "0"), ("pr-number", "#12"), ("format", "lmeval"), ("format", "AUTO"),
+        ("history", "-1"), ("history", "101"), ("history", "ten"),
     ],
 )  # fmt: skip
 def test_an_invalid_input_is_an_error_that_names_it(name: str, value: str) -> None:
     with pytest.raises(SettingsError) as caught:
         parse_settings({"INPUT_RUNS": "a.jsonl", f"INPUT_{name.upper()}": value})
     assert len(caught.value.problems) == 1 and f"input '{name}'" in caught.value.problems[0]
+
+
+def test_history_reads_ten_earlier_runs_unless_told_and_an_empty_input_is_not_given() -> None:
+    assert parse_settings({"INPUT_RUNS": "a.jsonl"}).history == 10
+    assert parse_settings(env(history="")).history == 10
+    assert parse_settings(env(history="0")).history == 0
+    assert parse_settings(env(history="100")).history == 100
 
 
 def test_runs_is_required() -> None:

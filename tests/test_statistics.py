@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 
@@ -395,7 +396,7 @@ def test_any_order_of_the_records_gives_the_same_report(scores: dict, order: ran
 
 
 def test_poisson_rows_rebuilt_per_block_give_the_same_numbers_as_rows_kept(monkeypatch) -> None:
-    import leaderboard.stats.aggregation as engine
+    import leaderboard.stats.bootstrap as engine
 
     rng = np.random.default_rng(8)
     n = EXACT_LIMIT + 50
@@ -411,3 +412,35 @@ def test_records_built_in_code_meet_the_loaders_id_rules() -> None:
         analyse([run("gpt-4 ", "t", 0.5)])
     with pytest.raises(InvalidEvalRuns, match="at most 512"):
         analyse([run("m" * 513, "t", 0.5)])
+
+
+def _counting_model_resamples(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Patch the engine to record each time it resamples the models; the analysis cache starts empty."""
+    from leaderboard.stats import bootstrap, cache
+
+    made: list[object] = []
+    original = bootstrap.BootstrapEngine.models
+
+    def models(self: bootstrap.BootstrapEngine) -> np.ndarray:
+        made.append(self)
+        return original(self)
+
+    monkeypatch.setattr(bootstrap.BootstrapEngine, "models", models)
+    cache.forget()
+    return made
+
+
+def test_the_specifications_rows_then_pairs_on_one_list_resample_the_models_once(monkeypatch) -> None:
+    made = _counting_model_resamples(monkeypatch)
+    runs = demo_suite()
+    aggregate(runs, b=400)
+    pairwise_diffs(runs, b=400)
+    assert len(made) == 1
+
+
+def test_equal_records_that_are_new_objects_are_analysed_afresh(monkeypatch) -> None:
+    made = _counting_model_resamples(monkeypatch)
+    runs = demo_suite()
+    first = analyse(runs, b=400)
+    again = analyse([dataclasses.replace(r) for r in runs], b=400)
+    assert len(made) == 2 and again == first

@@ -27,7 +27,7 @@ from leaderboard.report.task_changes import (
     summary_section,
     task_changes_dict,
 )
-from leaderboard.stats.aggregation import analyse
+from leaderboard.stats.analysis import analyse
 from leaderboard.stats.comparison import compare
 from leaderboard.stats.task_changes import task_changes
 

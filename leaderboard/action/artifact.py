@@ -210,9 +210,9 @@ class ArtifactLookup:
                     f"GitHub's {kind} stopped {what} ({detail}), not a permission problem", RETRY_FIX
                 ) from exc
             if exc.status in (401, 403):
-                raise Missing(f"GitHub refused {what} ({detail})", fix) from exc
+                raise Missing(f"GitHub refused {what} ({detail})", fix, denied=True) from exc
             if exc.status == 404:
-                raise Missing(f"GitHub found nothing for {what} ({detail})", fix) from exc
+                raise Missing(f"GitHub found nothing for {what} ({detail})", fix, denied=True) from exc
             raise Missing(f"{what} failed ({detail})", RETRY_FIX) from exc
         except requests.RequestException as exc:
             raise Missing(f"{what} failed ({type(exc).__name__})", RETRY_FIX) from exc
@@ -237,7 +237,7 @@ class ArtifactLookup:
                 f"not the merge-base ({merge_base[:7]}): {why_not}; this is the newest successful run on "
                 f"{pull.base_ref} with the artifact"
             )
-        runs, files = self._download(artifact, pull.base_ref)
+        runs, files = self.download(artifact, pull.base_ref)
         age = None if run.created_at is None else max(0.0, (self.now - run.created_at).total_seconds() / 86400)
         if age is not None and age > STALE_DAYS:
             notes.append(f"older than {STALE_DAYS} days")
@@ -317,13 +317,28 @@ class ArtifactLookup:
         assert isinstance(sha, str)
         return sha, []
 
-    def _runs(self, workflow: str | int, branch: str, head_sha: str | None) -> list[_Run]:
+    def base_branch(self) -> str:
+        """The pull request's base branch (from the event, else ``GET /pulls/N``)."""
+        return self._pull().base_ref
+
+    def recent_runs(self, branch: str, limit: int) -> list[_Run]:
+        """The newest ``limit`` successful runs of the workflow on ``branch``, newest first (one page).
+
+        The page asks for more than ``limit`` (at most 100, GitHub's largest): runs that are not the base
+        branch's (a fork's, a pull request's) are dropped from it.
+        """
+        per_page = min(100, max(RUNS_PER_PAGE, 2 * limit))
+        return self._runs(self._workflow(), branch, None, per_page=per_page)[:limit]
+
+    def _runs(
+        self, workflow: str | int, branch: str, head_sha: str | None, *, per_page: int = RUNS_PER_PAGE
+    ) -> list[_Run]:
         """One page of the workflow's successful runs on ``branch`` (at ``head_sha``), newest first.
 
         Runs of another repository's head (a fork's PR whose branch has the base branch's name) and
         runs for pull requests are not the base branch's: they are dropped, whatever the filter.
         """
-        params: dict[str, Any] = {"branch": branch, "status": "success", "per_page": RUNS_PER_PAGE}
+        params: dict[str, Any] = {"branch": branch, "status": "success", "per_page": per_page}
         if head_sha:
             params["head_sha"] = head_sha
         wf = urllib.parse.quote(str(workflow), safe="")
@@ -342,7 +357,7 @@ class ArtifactLookup:
             and (head_sha is None or r.head_sha == head_sha)
         ]
 
-    def _artifact(self, run: _Run) -> tuple[_Artifact | None, bool]:
+    def artifact_of(self, run: _Run) -> tuple[_Artifact | None, bool]:
         """The run's unexpired artifact of that name (None if none), and whether an expired one was seen."""
         data = self._get(
             f"listing the artifacts of run {run.id}", run.artifacts_url, {"name": self.name, "per_page": 10}
@@ -379,7 +394,7 @@ class ArtifactLookup:
                 if len(looked) >= MAX_ARTIFACT_LOOKUPS:
                     break
                 looked.add(run.id)
-                artifact, was_expired = self._artifact(run)
+                artifact, was_expired = self.artifact_of(run)
                 expired += was_expired
                 if artifact is not None:
                     return run, artifact, why_not
@@ -394,7 +409,7 @@ class ArtifactLookup:
             fix if not expired else fix + ", and run it again (its artifacts expired: raise `retention-days`)",
         )
 
-    def _download(self, artifact: _Artifact, branch: str) -> tuple[Sequence[EvalRun], tuple[str, ...]]:
+    def download(self, artifact: _Artifact, branch: str) -> tuple[Sequence[EvalRun], tuple[str, ...]]:
         if artifact.size is not None and artifact.size > MAX_ZIP_BYTES:
             raise Missing(
                 f"artifact `{artifact.name}` is {artifact.size} bytes, more than the {MAX_ZIP_BYTES} allowed",

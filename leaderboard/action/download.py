@@ -27,9 +27,10 @@ RETRY_FIX = "re-run the job; if it keeps happening, check https://www.githubstat
 class Missing(Exception):
     """Control flow: looking for the baseline (or downloading it) ends with a NoBaseline saying why."""
 
-    def __init__(self, reason: str, fix: str, quiet: bool = False) -> None:
+    def __init__(self, reason: str, fix: str, quiet: bool = False, *, denied: bool = False) -> None:
         super().__init__(reason)
         self.outcome = NoBaseline(reason, fix, quiet)
+        self.denied = denied  # GitHub refused the token (401, 403 or 404 without a rate limit)
 
 
 class _NoCredentials(requests.auth.AuthBase):

@@ -43,11 +43,13 @@ from ..report.document import (
     summary_markdown,
 )
 from ..report.failures import failures_line
+from ..report.history import flaky_tasks_output
 from ..report.json_report import write_json
 from ..report.markdown import md_text
 from ..report.plan import BASELINE_TITLE, Compared, Missing, Plan, files_described, plan
 from ..required import UnmatchedPatterns
 from ..stats.aggregation import Leaderboard
+from ..stats.history import Earlier
 from ..validation import InvalidEvalRuns, Problem, printable
 from .baseline import resolve_baseline
 from .event import head_sha, pull_request_number
@@ -59,6 +61,7 @@ from .github_api import (
     TokenRejected,
     make_client,
 )
+from .history import resolve_history
 from .outputs import Content, OutputRefused, copy_inside, key_directory, write_inside
 from .redact import hidden
 from .settings import Settings, SettingsError, parse_settings
@@ -189,10 +192,12 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
     read_note = load_summary(session.report())
     # The baseline, before any computing; its files' problems are reported like those of `runs`.
     baseline = _baseline(settings, client_factory, event)
+    history = _history(settings, client_factory, event, baseline)
     try:
         outcome = run(
-            _options(settings), runs, config=config, baseline=baseline.runs if isinstance(baseline, Baseline) else None
-        )
+            _options(settings), runs, config=config, baseline=baseline.runs if isinstance(baseline, Baseline) else None,
+            history=history,
+        )  # fmt: skip
     except UnmatchedPatterns as exc:
         problems = [
             Problem(message=f"input 'required-tasks': the pattern {p!r} matches no task in the runs")
@@ -228,6 +233,8 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
         "tasks": str(board.n_tasks),
         "comment-id": "",
         "comment-url": "",
+        "history-runs": str(len(outcome.history.runs) if outcome.history is not None else 0),
+        "flaky-tasks": flaky_tasks_output(outcome.history),
     }
     where = "the job summary" if append_summary(settings.summary_path, summary.text) else outputs["markdown"]
     append_summary(settings.summary_path, f"\n{md_text(read_note)}")
@@ -481,6 +488,25 @@ def _baseline(settings: Settings, client_factory: ClientFactory, event: dict[str
     number = _pull_request(settings, event) if settings.baseline_artifact else None
     client = client_factory(settings.github_token, settings.api_url) if settings.github_token else None
     return resolve_baseline(settings, client, number, datetime.now(UTC), payload=event)
+
+
+def _history(
+    settings: Settings, client_factory: ClientFactory, event: dict[str, Any], baseline: Baseline | NoBaseline | None
+) -> Earlier | None:
+    """The base branch's earlier runs the input ``history`` asks for (None: off, or not about a pull request).
+
+    The baseline's run, when it is among them, is not downloaded again.
+    """
+    if settings.history == 0 or not settings.baseline_artifact:
+        return None
+    number = _pull_request(settings, event)
+    client = client_factory(settings.github_token, settings.api_url) if settings.github_token else None
+    known = {baseline.run_id: baseline.runs} if isinstance(baseline, Baseline) and baseline.run_id is not None else {}
+    found = resolve_history(settings, client, number, datetime.now(UTC), payload=event, known=known)
+    with commands_stopped(settings.on_runner):  # commit names and reasons come from GitHub's answers
+        for note in found.notes:
+            print(note)
+    return found.earlier
 
 
 def _shown(baseline: Baseline | NoBaseline | None) -> Compared | Missing | None:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 OUTPUT_CAP = 64 * 1024  # bytes of one list output: four of them stay far below the job's 1 MB
-CAPPED = ("disqualified", "regressed-models", "newly-failing", "required-failed")
+CAPPED = ("disqualified", "regressed-models", "newly-failing", "required-failed", "flaky-tasks")
 SUFFIX = "-omitted"
 
 

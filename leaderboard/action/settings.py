@@ -67,6 +67,7 @@ class Settings:
     workflow_ref: str | None = None  # GITHUB_WORKFLOW_REF: owner/repo/.github/workflows/x.yml@refs/...
     required_tasks: tuple[str, ...] = ()  # task-id globs every model must pass
     required_score: float = 1.0
+    history: int = 0  # earlier base-branch runs to read (0: none); the input's default is 10
     export_parquet: str | None = None  # a path relative to the workspace: the validated records as Parquet
 
     @property
@@ -102,6 +103,8 @@ def _read(environ: Mapping[str, str], option: Option, problems: list[str]) -> An
     """The input's value; None when it is left empty (not given) or invalid (a problem naming it)."""
     assert option.input is not None
     text = _input(environ, option.input)
+    if text == "" and option.input == "history":
+        text = option.default  # not given: the default count, as the runner would pass it
     if text == "" and (option.configurable or option.default == ""):
         return None
     value = option.read(text)
@@ -189,5 +192,6 @@ def parse_settings(environ: Mapping[str, str]) -> Settings:
         workflow_ref=environ.get("GITHUB_WORKFLOW_REF") or None,
         required_tasks=split_patterns(values["required-tasks"] or ""),
         required_score=values["required-score"],
+        history=values["history"],
         export_parquet=export or None,
     )

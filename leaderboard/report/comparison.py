@@ -18,14 +18,14 @@ Every id is shown through :func:`~leaderboard.report.markdown.md_code`, as a lab
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from ..stats.comparison import Comparison, ModelChange
-from ..stats.family import needed_words
-from ..stats.significance import min_tasks, p_text
+from ..stats.significance import min_tasks
 from ..validation import printable
 from .formatting import DASH, EXTENDED, count, detectable_dict, difference, labels, no_interval, signed
 from .markdown import md_code
+from .reasons import detectable_sentence, needed_words, p_text, reason_text
 
 TITLE = "Compared with the base branch"
 QUIET_ROWS = 30  # rows with no detectable change shown in the comment (every change is shown)
@@ -86,7 +86,8 @@ def verdict_text(change: ModelChange, tolerance: float) -> str:
     if change.verdict == "no detectable change":
         if change.n_shared == 0:
             return "➖ not compared: no shared tasks"
-        return f"{MARKS[change.verdict]} ({change.reason}){_needed(change)}"
+        reason = reason_text(change.reason) if change.reason else None
+        return f"{MARKS[change.verdict]} ({reason}){_needed(change)}"
     if change.verdict == "within tolerance":
         return f"{MARKS[change.verdict]} ({tolerance:g})"
     return MARKS[change.verdict]
@@ -163,7 +164,7 @@ def rule_text(comparison: Comparison, *, extended: bool = False) -> str:
         )
     else:
         test = f"the {name} gives p ≤ {comparison.alpha:g} (two-sided, each model on its own: per-model claims)"
-    power = f" {comparison.detectable.sentence('change')}" if comparison.detectable is not None else ""
+    power = f" {detectable_sentence(comparison.detectable, 'change')}" if comparison.detectable is not None else ""
     if comparison.relabelled:
         power += (
             f" {_count(comparison.relabelled)} shared task{'s are' if comparison.relabelled != 1 else ' is'} in "
@@ -176,7 +177,7 @@ def rule_text(comparison: Comparison, *, extended: bool = False) -> str:
             "another weight in the baseline: this run's weights are used."
         )
     if clustered:
-        # Issue 15: the same rule with clusters as the unit.
+        # With cluster-by on: the same rule with clusters as the unit.
         return (
             f"<sub>Δ = this run − baseline, the mean over the tasks the model ran in both; {confidence} CR2 "
             f"cluster-robust CI over {comparison.clusters:,} clusters (by {comparison.cluster_by}), ends rounded "
@@ -199,7 +200,8 @@ def _tasks_cell(change: ModelChange) -> str:
     return f"{_count(change.n_shared)} (base {_count(change.base_tasks)}, PR {_count(change.pr_tasks)})"
 
 
-def table(changes: Sequence[ModelChange], comparison: Comparison) -> str:
+def table(changes: Sequence[ModelChange], comparison: Comparison, noise: Mapping[str, str] | None = None) -> str:
+    """The models' rows; ``noise``: model id → its run-to-run noise on the base branch, shown under its Δ."""
     confidence = f"{(1.0 - comparison.alpha) * 100:.6g}%"
     label = labels([m.model_id for m in changes])
     lines = [
@@ -211,6 +213,8 @@ def table(changes: Sequence[ModelChange], comparison: Comparison) -> str:
         cell = (
             delta if m.verdict == "unchanged" or delta == DASH else f"{delta} {ci or f'({no_interval(m.n_clusters)})'}"
         )
+        if noise and m.model_id in noise:
+            cell += f"<br><sub>{noise[m.model_id]}</sub>"
         lines.append(
             f"| {md_code(label[m.model_id])} | {_mean(m.base_mean)} | {_mean(m.pr_mean)} | {cell} | "
             f"{verdict_text(m, comparison.tolerance)} | {_tasks_cell(m)} |"
@@ -269,6 +273,7 @@ def _build(
     quiet: int,
     categories: str,
     elsewhere: str,
+    noise: Mapping[str, str] | None = None,
 ) -> str:
     rows = ordered(comparison)
     detected = [m for m in rows if m.significant]
@@ -276,7 +281,7 @@ def _build(
     shown = detected[:changed] + rest[:quiet]
     parts = [f"### {title}", baseline_md, headline(comparison)]
     if shown:
-        parts.append(table(shown, comparison))
+        parts.append(table(shown, comparison, noise))
     missing = []
     if changed < len(detected):
         missing.append(f"{_count(len(detected) - changed)} more with a detected change")
@@ -305,6 +310,7 @@ def comparison_markdown(
     limit: int | None = None,
     measure: Callable[[str], int] = utf16_length,
     elsewhere: str = "",
+    noise: Mapping[str, str] | None = None,
 ) -> str:
     """The section: title, the baseline (``describe_markdown``), a headline, the table, the rest.
 
@@ -319,7 +325,7 @@ def comparison_markdown(
     def build(changed: int, quiet_shown: int, categories: str) -> str:
         return _build(
             comparison, baseline_description_md, title,
-            changed=changed, quiet=quiet_shown, categories=categories, elsewhere=elsewhere,
+            changed=changed, quiet=quiet_shown, categories=categories, elsewhere=elsewhere, noise=noise,
         )  # fmt: skip
 
     text = build(detected, quiet, "shown")
@@ -366,7 +372,7 @@ def comparison_dict(comparison: Comparison) -> dict[str, object]:
             "level": comparison.level,
             "min_shared_for_significance": min_tasks(comparison.alpha),
         },
-        # Issue 15: the comparison's unit and weights (the leaderboard's).
+        # The comparison's unit and weights (the leaderboard's).
         "clustering": {
             "cluster_by": comparison.cluster_by,
             "clusters": comparison.clusters,
@@ -404,7 +410,7 @@ def comparison_dict(comparison: Comparison) -> dict[str, object]:
                 "p_value": _number(m.p_value),
                 "p_adjusted": _number(m.p_adjusted),
                 "test": m.test,
-                "reason": m.reason,
+                "reason": reason_text(m.reason) if m.reason else None,
                 "tasks_needed": m.tasks_needed,
                 "base_mean_all": m.base_mean_all,
                 "pr_mean_all": m.pr_mean_all,
@@ -434,27 +440,34 @@ def no_baseline_dict(reason: str, fix: str) -> dict[str, object]:
 # --- the section in each document -----------------------------------------------------------------
 
 
-def comment_section(comparison: Comparison, baseline_description_md: str, *, title: str = TITLE) -> str:
+def comment_section(
+    comparison: Comparison, baseline_description_md: str, *, title: str = TITLE, noise: Mapping[str, str] | None = None
+) -> str:
     """The section for the PR comment: every detected change, 30 other models, within its share of the limit."""
     return comparison_markdown(
         comparison, baseline_description_md, title=title, limit=COMMENT_SECTION_LIMIT, measure=utf16_length,
+        noise=noise,
         elsewhere="the job summary lists every model; the JSON report (`report` output, key `baseline`) has "
         "every number.",
     )  # fmt: skip
 
 
-def summary_section(comparison: Comparison, baseline_description_md: str, *, title: str = TITLE) -> str:
+def summary_section(
+    comparison: Comparison, baseline_description_md: str, *, title: str = TITLE, noise: Mapping[str, str] | None = None
+) -> str:
     """The section for the job summary: every model, within its share of the summary's limit."""
     return comparison_markdown(
-        comparison, baseline_description_md, title=title, quiet_rows=None, limit=SUMMARY_SECTION_LIMIT,
+        comparison, baseline_description_md, title=title, quiet_rows=None, limit=SUMMARY_SECTION_LIMIT, noise=noise,
         measure=lambda text: len(text.encode()),
         elsewhere="the JSON report (`report` output, key `baseline`) has them.",
     )  # fmt: skip
 
 
-def full_section(comparison: Comparison, baseline_description_md: str, *, title: str = TITLE) -> str:
+def full_section(
+    comparison: Comparison, baseline_description_md: str, *, title: str = TITLE, noise: Mapping[str, str] | None = None
+) -> str:
     """The section for the markdown file and the CLI: everything."""
-    return comparison_markdown(comparison, baseline_description_md, title=title, quiet_rows=None)
+    return comparison_markdown(comparison, baseline_description_md, title=title, quiet_rows=None, noise=noise)
 
 
 def gate_line(change: ModelChange, alpha: float) -> str:

@@ -3,12 +3,53 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 
-from ..composite import CompositeBoard, Ranked, Unknown, format_value
+from ..composite import DESCRIBED, CompositeBoard, Ranked, TooClose, Unknown, format_value
 from ..config import Normalization
 from .document import comment_length
 from .formatting import labels
 from .markdown import DASH, md_code, md_text, truncate
+
+
+def _and(words: Sequence[str]) -> str:
+    if len(words) <= 2:
+        return " and ".join(words)
+    return ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def too_close_sentence(
+    close: TooClose, name: Callable[[str], str] = str, metric: Callable[[str], str] = str, *, limit: int | None = None
+) -> str:
+    """The specification's sentence for #1 and #2 not separated on accuracy.
+
+    ``name`` formats a model id and ``metric`` a custom metric or category name, both data (a code
+    span in markdown; the built-in metrics' words are ours); ``limit``: metrics named before the rest
+    are counted.
+    """
+    a, b = name(close.model_a), name(close.model_b)
+    if close.tasks_needed is not None and close.tasks_needed <= close.n_shared:
+        head = (
+            f"{a} and {b} are too close to call on accuracy — their {close.n_shared:,} shared tasks are not "
+            "enough to separate them at this level."
+        )
+    elif close.tasks_needed is not None:
+        head = (
+            f"{a} and {b} are too close to call on accuracy — about {close.tasks_needed:,} tasks in total "
+            f"would separate them (this suite has {close.n_tasks:,})."
+        )
+    else:
+        head = (
+            f"{a} and {b} are too close to call on accuracy — they score alike on the tasks both ran, "
+            "so more tasks alone would not separate them."
+        )
+    if close.differing:
+        keep = len(close.differing) if limit is None else limit
+        named = [d if d in DESCRIBED.values() else metric(d) for d in close.differing[:keep]]
+        if len(close.differing) > keep:
+            named.append(f"{len(close.differing) - keep:,} more weighted metrics")
+        return f"{head} Any gap between them here is coming from {_and(named)}."
+    return f"{head} No other weighted metric separates them either: their order here is not established."
 
 
 def _inline(text: str) -> str:
@@ -190,7 +231,7 @@ def _section(result: CompositeBoard, max_rows: int, max_warnings: int, warning_m
         lines.append(_row(cells(entry, DASH, "DISQUALIFIED")))
     parts = ["### Composite ranking\n\n" + "\n".join(lines)]
     if result.too_close is not None:
-        parts.append(result.too_close.sentence(_inline, _name, limit=MAX_NAMED))
+        parts.append(too_close_sentence(result.too_close, _inline, _name, limit=MAX_NAMED))
     if result.disqualified:
         reasons = [
             f"- ✗ {_inline(label[entry.model_id])}: {_reasons(entry)}" for entry in result.disqualified[:max_rows]
@@ -260,7 +301,7 @@ def composite_dict(result: CompositeBoard) -> dict[str, object]:
             "b": too_close.model_b,
             "tasks_needed": too_close.tasks_needed,
             "differing": list(too_close.differing),
-            "sentence": too_close.sentence(),
+            "sentence": too_close_sentence(too_close),
         },
         "config": result.config.as_dict(),
     }

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..records import LeaderboardRow, PairwiseDiff
-from ..stats.aggregation import Leaderboard
+from ..stats.analysis import Leaderboard
 from ..validation import Problem
 from .formatting import count, labels
 from .markdown import leaderboard_table, md_code, md_text, pairwise_table, truncate

@@ -13,17 +13,19 @@ import math
 import re
 import secrets
 from collections.abc import Mapping
-from typing import Any, TextIO
+from typing import TextIO
 
 import numpy as np
-from numpy.typing import NDArray
 
 from ..records import PairwiseDiff
-from ..stats.aggregation import RESAMPLES_PER_TAIL, SIGNIFICANT, Leaderboard, min_resamples
-from ..stats.family import METHOD_WORDS, family_resamples
+from ..stats.analysis import Leaderboard
+from ..stats.family import METHOD_WORDS
+from ..stats.pairs import SIGNIFICANT
+from ..stats.parameters import RESAMPLES_PER_TAIL, min_resamples
 from ..stats.resampling import EXACT_LIMIT, EXACT_PAIR_LIMIT, FloatArray
-from ..stats.significance import EXACT_MAX_NONZERO, MC_RESAMPLES, METHOD_NAMES, NORMAL_MIN_EFFECTIVE, min_tasks
+from ..stats.significance import ERROR_BOUND, EXACT_MAX_NONZERO, METHOD_NAMES, min_tasks
 from .formatting import detectable_dict
+from .reasons import reason_text
 
 REPORT_SCHEMA = "leaderboard-action/report"
 REPORT_SCHEMA_VERSION = 3
@@ -35,7 +37,7 @@ class CompactRows(list[tuple[object, ...]]):
 
     Indenting hundreds of thousands of rows one value a line takes seconds (``json`` indents in
     Python); these are encoded in one call of the C encoder and cut into lines between rows (the
-    issue-16 task changes).
+    task changes).
     """
 
 
@@ -87,6 +89,7 @@ def report_dict(
     composite: Mapping[str, object] | None = None,
     required: Mapping[str, object] | None = None,
     failures: Mapping[str, object] | None = None,
+    history: Mapping[str, object] | None = None,
 ) -> dict[str, object]:
     """The JSON report as a dict (schema: docs/report-schema.md); ``pairs=False`` leaves them out.
 
@@ -132,11 +135,7 @@ def report_dict(
             "exact_pair_bootstrap_max_shared_tasks": EXACT_PAIR_LIMIT,
             "min_shared_for_significance": min_tasks(board.alpha),
             "exact_test_max_nonzero": EXACT_MAX_NONZERO,
-            "monte_carlo_resamples": MC_RESAMPLES,
-            "family_monte_carlo_resamples": family_resamples(table.tested, board.alpha)
-            if board.correction != "none"
-            else MC_RESAMPLES,
-            "normal_min_effective_tasks": NORMAL_MIN_EFFECTIVE,
+            "saddlepoint_relative_error": ERROR_BOUND,
             "cluster_by": board.clustering.by if board.clustering is not None else "none",
             "task_weights": board.task_weights,
         },
@@ -185,13 +184,15 @@ def report_dict(
         report["composite"] = dict(composite)
     if required is not None:
         report["required"] = dict(required)
+    if history is not None:  # the earlier runs on the base branch, when they were asked for
+        report["history"] = dict(history)
     if pairs:
         report["pairs"] = [json.loads(line) for line in _pair_lines(board, 0, len(table))]
     return report
 
 
 def _clustering(board: Leaderboard) -> dict[str, object] | None:
-    """What the statistics treated as units (issue 15); None without clustering."""
+    """What the statistics treated as units (cluster-by); None without clustering."""
     c = board.clustering
     if c is None:
         return None
@@ -238,24 +239,10 @@ def _numbers(column: FloatArray) -> list[str]:
 
 
 def _reasons(board: Leaderboard, start: int, stop: int) -> list[str]:
-    """Each pair's reason, JSON-encoded, in the table's own words.
-
-    A reason is a function of the pair's columns below, and there are few distinct ones
-    ("CI includes 0", "exact p = 0.5"): each is worded and encoded once, for the first pair
-    that has it, rather than once per pair of millions. Floats by their bits (NaN is not equal to itself).
-    """
-    t = board.pairs
-    # Whether the pair is in the family decides between "Holm-adjusted" and the test's own name.
-    columns: tuple[NDArray[Any], ...] = (
-        t.reason_code, t.n_shared, t.method, t.p_value.view(np.int64), t.p_adjusted.view(np.int64), t.member,
-    )  # fmt: skip
-    if t.clustered:  # a clustered pair's reason names its shared clusters (issue 15)
-        columns = (*columns, t.n_clusters)
-    keys = zip(*(c[start:stop].tolist() for c in (*columns, t.tasks_needed)), strict=True)
-    first: dict[tuple[int, ...], int] = {}
-    groups = [first.setdefault(key, k) for k, key in enumerate(keys)]
-    encoded = {k: json.dumps(t.reason(start + k)) for k in first.values()}
-    return [encoded[k] for k in groups]
+    """Each pair's reason, JSON-encoded, in the tables' own words: each distinct reason worded and encoded once."""
+    distinct, index = board.pairs.reasons(start, stop)
+    encoded = [json.dumps(reason_text(r) if r is not None else None) for r in distinct]
+    return [encoded[k] for k in index]
 
 
 def _pair_lines(board: Leaderboard, start: int, stop: int) -> list[str]:
@@ -270,7 +257,7 @@ def _pair_lines(board: Leaderboard, start: int, stop: int) -> list[str]:
         _numbers(c[start:stop]) for c in (t.mean_diff, t.ci_lo, t.ci_hi, t.p_value, t.p_adjusted)
     )
     reasons = _reasons(board, start, stop)
-    # Clustered (issue 15): the pair's shared clusters and the clusters needed, after the other fields.
+    # With cluster-by on: the pair's shared clusters and the clusters needed, after the other fields.
     extra = [""] * (stop - start)
     if t.clustered:
         clusters = t.n_clusters[start:stop].tolist()
@@ -292,10 +279,19 @@ def write_json(
     composite: Mapping[str, object] | None = None,
     required: Mapping[str, object] | None = None,
     failures: Mapping[str, object] | None = None,
+    history: Mapping[str, object] | None = None,
 ) -> None:
     """Stream the JSON report to ``handle``: the head indented, then one line per pair."""
     head = _dumps(
-        report_dict(board, pairs=False, baseline=baseline, composite=composite, required=required, failures=failures)
+        report_dict(
+            board,
+            pairs=False,
+            baseline=baseline,
+            composite=composite,
+            required=required,
+            failures=failures,
+            history=history,
+        )
     )
     handle.write(head[: head.rindex("}")].rstrip() + ',\n  "pairs": [')
     total = len(board.pairs)

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 
 from ..records import LeaderboardRow, PairwiseDiff
 from .formatting import no_interval
+from .reasons import reason_text
 
 MODEL_WIDTH = 20
 ELLIPSIS = "…"
@@ -124,7 +125,7 @@ def verdict(pair: PairwiseDiff) -> str:
     """The pair's one decision, with the reason when it is not significant."""
     if pair.significant:
         return "**yes**"
-    return f"no: {pair.reason}" if pair.reason else "no"
+    return f"no: {reason_text(pair.reason)}" if pair.reason else "no"
 
 
 def _ranked(model_id: str, ranks: Mapping[str, int] | None) -> str:

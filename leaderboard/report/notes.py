@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import math
 
-from ..stats.aggregation import Leaderboard
+from ..stats.analysis import Leaderboard
+from ..stats.clustering import FEW_DF, LARGEST_SHARE_WARNING
 from ..stats.significance import min_tasks
 from .formatting import EXTENDED, count
 from .markdown import confidence_label, md_code
+from .reasons import detectable_sentence
 from .tables import CHECK, FEW_CATEGORY_TASKS, TIED
-
-FEW_DF = 10  # effective degrees of freedom below which the clustering note warns
 
 
 def pairs_note(board: Leaderboard) -> str:
@@ -63,7 +63,7 @@ def cluster_notes(board: Leaderboard) -> list[str]:
         )
         if c.warns:
             why = []
-            if c.largest_share > 0.25:
+            if c.largest_share > LARGEST_SHARE_WARNING:
                 why.append(f"the largest cluster holds {c.largest_share:.0%} of the tasks")
             if not c.min_df >= FEW_DF:
                 why.append(f"the effective degrees of freedom are {df} (< {FEW_DF})")
@@ -111,7 +111,7 @@ def scope_line(board: Leaderboard) -> str | None:
             "group are per pair too."
         )
     power = board.detectable()
-    level = f" {power.sentence()}" if power is not None else ""
+    level = f" {detectable_sentence(power)}" if power is not None else ""
     if power is not None and power.unit == "cluster" and not power.df >= FEW_DF:
         level = level.removesuffix(".") + " (see ⚠ Few effective clusters below)."
     return f"<sub>{scope}{level}</sub>"

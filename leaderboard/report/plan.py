@@ -30,6 +30,8 @@ from . import comparison as compared
 from . import task_changes as tasks
 from .composite import ACCURACY_HEADING, composite_dict, composite_section, composite_verdict
 from .failures import failures_dict, failures_markdown
+from .history import history_dict, noise_cell
+from .history_section import history_section
 from .markdown import md_code, md_text
 
 Kind = Literal["comment", "summary", "full"]
@@ -42,7 +44,7 @@ _COMPARISON: Mapping[Kind, Callable[..., str]] = {
     "summary": compared.summary_section,
     "full": compared.full_section,
 }
-_TASKS: Mapping[Kind, Callable[[TaskChanges, Comparison | None], str]] = {
+_TASKS: Mapping[Kind, Callable[[TaskChanges, Comparison | None, tasks.OnBase | None], str]] = {
     "comment": tasks.comment_section,
     "summary": tasks.summary_section,
     "full": tasks.full_section,
@@ -100,6 +102,7 @@ def plan(outcome: Outcome, *, baseline: Compared | Missing | None = None, left_o
             "composite": composite_dict(outcome.composite) if outcome.composite is not None else None,
             "required": required_dict(outcome.required) if outcome.required is not None else None,
             "failures": failures_dict(outcome.failures),
+            "history": history_dict(outcome.history, outcome.earlier.coverage) if outcome.earlier is not None else None,
         },
     )
 
@@ -114,9 +117,17 @@ def _sections(
         parts.append(compared.no_baseline_markdown(baseline.described))
     elif outcome.comparison is not None:
         described = baseline or Compared("")
-        parts.append(_COMPARISON[kind](outcome.comparison, described.described, title=described.title))
+        noise, on_base = _from_history(outcome)
+        parts.append(_COMPARISON[kind](outcome.comparison, described.described, title=described.title, noise=noise))
         if outcome.changes is not None:
-            parts.append(_TASKS[kind](outcome.changes, outcome.comparison))
+            parts.append(_TASKS[kind](outcome.changes, outcome.comparison, on_base))
+    changed = [m.model_id for m in outcome.comparison.models if m.significant] if outcome.comparison else []
+    ranked = [r.model_id for r in outcome.board.rows]
+    parts.append(
+        history_section(
+            kind, outcome.earlier, outcome.history, ranked=ranked, changed=changed, required=outcome.required
+        )
+    )
     parts = [p for p in parts if p]
     if outcome.composite is not None:
         parts.extend([composite_section(outcome.composite), ACCURACY_HEADING])
@@ -125,6 +136,20 @@ def _sections(
     if (failed := failures_markdown(outcome.failures)) is not None:
         parts.append(failed)
     return tuple(parts)
+
+
+def _from_history(outcome: Outcome) -> tuple[dict[str, str] | None, tasks.OnBase | None]:
+    """Each changed model's run-to-run noise on the base branch (under its Δ, in the Δ's units) and the flaky
+    tasks to mark; None without a history."""
+    history, earlier = outcome.history, outcome.earlier
+    if history is None or earlier is None:
+        return None, None
+    # Beside a change only: an unchanged model's 0.000 needs no scale.
+    moved = {m.model_id for m in outcome.comparison.models if m.verdict != "unchanged"} if outcome.comparison else set()
+    noise = {
+        s.model_id: text for s in history.series if s.model_id in moved and (text := noise_cell(s.noise)) is not None
+    }
+    return noise, tasks.OnBase(history.flaky_rates, earlier.branch)
 
 
 def _baseline_dict(outcome: Outcome, baseline: Compared | Missing | None) -> dict[str, object] | None:

@@ -7,8 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..records import PairwiseDiff
-from ..stats.aggregation import Leaderboard
-from ..stats.family import needed_words
+from ..stats.analysis import Leaderboard
 from .formatting import (
     DASH,
     decimals_for,
@@ -22,6 +21,7 @@ from .formatting import (
     tasks_cell,
 )
 from .markdown import confidence_label, md_code
+from .reasons import needed_words, reason_text
 from .verdict import ORDINAL, cluster_size, inline, oriented
 
 PAIRS_SHOWN = 1000  # in a document without a size limit; the JSON report has every pair
@@ -91,7 +91,7 @@ def table_pieces(board: Leaderboard) -> Pieces:
     def decision(pair: PairwiseDiff) -> str:
         if pair.significant:
             return f"{CHECK} yes"
-        reason = pair.reason or "not significant"
+        reason = reason_text(pair.reason) if pair.reason else "not significant"
         if pair.clusters_needed is not None and pair.n_shared and pair.n_clusters is not None:
             if pair.clusters_needed <= pair.n_clusters:
                 reason += f"; {pair.n_clusters:,} shared clusters not enough"

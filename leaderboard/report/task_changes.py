@@ -20,7 +20,7 @@ from __future__ import annotations
 import html
 import json
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import repeat
@@ -32,6 +32,8 @@ from ..stats.comparison import Comparison, ModelChange
 from ..stats.task_changes import ModelTaskChanges, Moves, TaskChanges
 from .comparison import MARKS, ordered, utf16_length
 from .formatting import DASH, MAX_DECIMALS, MINUS, count
+from .history import FLAKY_MARK as FLAKY_ON_BASE
+from .history import flaky_count_sentence, flaky_legend, flaky_mark
 from .json_report import CompactRows
 from .markdown import md_code, visible
 
@@ -131,7 +133,22 @@ def _mark(flaky: bool) -> str:
     return f" {FLAKY}" if flaky else ""
 
 
-def _grouped(moves: Moves, limit: int | None, *, binary_values: bool) -> tuple[list[str], int]:
+@dataclass(frozen=True)
+class OnBase:
+    """The tasks that flip on the base branch with nothing changed (task id → flip rate), and where they ran
+    (the branch; None: earlier runs given as files). A moved task among them is marked and counted apart."""
+
+    rates: Mapping[str, float]
+    branch: str | None
+
+
+def _base_mark(task_id: str, on_base: OnBase | None) -> str:
+    return flaky_mark(on_base.rates.get(task_id)) if on_base is not None else ""
+
+
+def _grouped(
+    moves: Moves, limit: int | None, *, binary_values: bool, on_base: OnBase | None = None
+) -> tuple[list[str], int]:
     """0/1 flips as one line per category (most flips first), ids in task order; (lines, ids shown).
 
     Only the ids shown are formatted: the order is found by numpy over all of them.
@@ -157,7 +174,7 @@ def _grouped(moves: Moves, limit: int | None, *, binary_values: bool) -> tuple[l
             if cells:
                 lines.append(_category_line(current or "", cells, totals))
             current, cells = category, []
-        cell = _inline(moves.task_ids[k]) + _mark(bool(flaky and flaky[k]))
+        cell = _inline(moves.task_ids[k]) + _mark(bool(flaky and flaky[k])) + _base_mark(moves.task_ids[k], on_base)
         if binary_values and not (moves.base[k] in (0.0, 1.0) and moves.pr[k] in (0.0, 1.0)):
             cell += f" ({_values(moves.base[k], moves.pr[k])})"
         cells.append(cell)
@@ -172,12 +189,12 @@ def _category_line(category: str, cells: list[str], totals: Counter[str]) -> str
     return f"- {_inline(category)} ({of}): " + ", ".join(cells)
 
 
-def _table(moves: Moves, limit: int | None) -> list[str]:
+def _table(moves: Moves, limit: int | None, on_base: OnBase | None = None) -> list[str]:
     rows = len(moves) if limit is None else min(limit, len(moves))
     lines = ["| Task | Category | Base → PR | Δ |", "|:-----|:---------|:---------:|--:|"]
     flaky = moves.flaky
     for k in range(rows):
-        task = _cell(moves.task_ids[k]) + _mark(bool(flaky and flaky[k]))
+        task = _cell(moves.task_ids[k]) + _mark(bool(flaky and flaky[k])) + _base_mark(moves.task_ids[k], on_base)
         delta = moves.pr[k] - moves.base[k]
         lines.append(
             f"| {task} | {_cell(moves.categories[k])} | {_values(moves.base[k], moves.pr[k])} | {_delta(delta)} |"
@@ -189,19 +206,24 @@ def _more(left: int, elsewhere: str) -> str:
     return f"…and {_n(left)} more: {elsewhere}." if left > 0 else ""
 
 
-def _direction(m: ModelTaskChanges, moves: Moves, heading: str, detail: Detail, elsewhere: str) -> list[str]:
+def _direction(
+    m: ModelTaskChanges, moves: Moves, heading: str, detail: Detail, elsewhere: str, on_base: OnBase | None = None
+) -> list[str]:
     if not moves:
         return []
     flaky = moves.flaky_count
     flaky_note = f"; {FLAKY} {_n(flaky)} flip between trials" if flaky else ""
+    also = sum(1 for t in moves.task_ids if t in on_base.rates) if on_base is not None else 0
+    if on_base is not None and also:
+        flaky_note += f"; {FLAKY_ON_BASE} {flaky_count_sentence(also, len(moves), on_base.branch)}"
     if m.binary:
-        lines, shown = _grouped(moves, detail.ids, binary_values=True)
+        lines, shown = _grouped(moves, detail.ids, binary_values=True, on_base=on_base)
         title = f"**{heading}** ({_n(len(moves))}{flaky_note})"
         return [title, "\n".join(lines), _more(len(moves) - shown, elsewhere)]
     rows = len(moves) if detail.rows is None else min(detail.rows, len(moves))
     largest = f"{'the ' + _n(rows) + ' largest of ' if rows < len(moves) else ''}{_n(len(moves))}"
     title = f"**{heading}** ({largest}{flaky_note})"
-    return [title, "\n".join(_table(moves, detail.rows)), _more(len(moves) - rows, elsewhere)]
+    return [title, "\n".join(_table(moves, detail.rows, on_base)), _more(len(moves) - rows, elsewhere)]
 
 
 def _one_side(what: str, ids: Sequence[str], limit: int | None, elsewhere: str) -> str:
@@ -223,15 +245,17 @@ def summary_line(m: ModelTaskChanges, change: ModelChange | None) -> str:
     return f"{html_code(m.model_id)}{' ' + verdict if verdict else ''}: {counts_text(m)}"
 
 
-def model_block(m: ModelTaskChanges, change: ModelChange | None, detail: Detail, elsewhere: str) -> str:
+def model_block(
+    m: ModelTaskChanges, change: ModelChange | None, detail: Detail, elsewhere: str, on_base: OnBase | None = None
+) -> str:
     """A model's collapsed block."""
     if m.binary:
         down, up = "Newly failing", "Newly passing"
     else:
         down, up = "Largest drops", "Largest gains"
     parts = [
-        *_direction(m, m.drops, down, detail, elsewhere),
-        *_direction(m, m.gains, up, detail, elsewhere),
+        *_direction(m, m.drops, down, detail, elsewhere, on_base),
+        *_direction(m, m.gains, up, detail, elsewhere, on_base),
         _one_side("Only in this run", m.only_run, detail.one_side, elsewhere),
         _one_side("Only in the baseline", m.only_baseline, detail.one_side, elsewhere),
     ]
@@ -244,7 +268,7 @@ def _compact_line(m: ModelTaskChanges, change: ModelChange | None) -> str:
     return f"- {md_code(m.model_id, table=False)}{' ' + verdict if verdict else ''}: {counts_text(m)}"
 
 
-def _intro(changes: TaskChanges, shown: Sequence[ModelTaskChanges]) -> str:
+def _intro(changes: TaskChanges, shown: Sequence[ModelTaskChanges], on_base: OnBase | None = None) -> str:
     changed = changes.changed
     total = len(changes.models)
     if not changed:
@@ -255,6 +279,8 @@ def _intro(changes: TaskChanges, shown: Sequence[ModelTaskChanges]) -> str:
         legend.append("0/1 scores: newly failing = 1 on the base, 0 here (with trials: the share that passed fell)")
     if any(m.trials for m in changed):
         legend.append(f"{FLAKY} its trials disagree on one side (flaky)")
+    if on_base is not None and on_base.rates:
+        legend.append(flaky_legend(on_base.branch))
     legend.append("moves within the tie rule (`math.isclose`) are not moves")
     return f"{lead}. <sub>{'; '.join(legend)}.</sub>"
 
@@ -267,6 +293,7 @@ def _changes_markdown(
     limit: int | None,
     measure: Callable[[str], int],
     elsewhere: str,
+    on_base: OnBase | None = None,
 ) -> str:
     changed = {m.model_id: m for m in changes.changed}
     if not changed:
@@ -274,12 +301,12 @@ def _changes_markdown(
     verdicts = {c.model_id: c for c in comparison.models} if comparison is not None else {}
     order = [c.model_id for c in ordered(comparison)] if comparison is not None else sorted(changed)
     models = [changed[i] for i in order if i in changed] + [changed[i] for i in sorted(changed) if i not in order]
-    head = [TITLE, _intro(changes, models)]
+    head = [TITLE, _intro(changes, models, on_base)]
     blocks: dict[int, str] = {}  # rendered when first needed: most never are in a bounded document
 
     def block(k: int) -> str:
         if k not in blocks:
-            blocks[k] = model_block(models[k], verdicts.get(models[k].model_id), detail, elsewhere)
+            blocks[k] = model_block(models[k], verdicts.get(models[k].model_id), detail, elsewhere, on_base)
         return blocks[k]
 
     def text(full: int, compact: int) -> str:
@@ -304,22 +331,22 @@ def _changes_markdown(
     return text(full, compact)
 
 
-def comment_section(changes: TaskChanges, comparison: Comparison | None) -> str:
+def comment_section(changes: TaskChanges, comparison: Comparison | None, on_base: OnBase | None = None) -> str:
     return _changes_markdown(
         changes, comparison, detail=COMMENT, limit=COMMENT_SECTION_LIMIT, measure=utf16_length,
-        elsewhere=COMMENT_ELSEWHERE,
+        elsewhere=COMMENT_ELSEWHERE, on_base=on_base,
     )  # fmt: skip
 
 
-def summary_section(changes: TaskChanges, comparison: Comparison | None) -> str:
+def summary_section(changes: TaskChanges, comparison: Comparison | None, on_base: OnBase | None = None) -> str:
     return _changes_markdown(
         changes, comparison, detail=SUMMARY, limit=SUMMARY_SECTION_LIMIT, measure=lambda t: len(t.encode()),
-        elsewhere=SUMMARY_ELSEWHERE,
+        elsewhere=SUMMARY_ELSEWHERE, on_base=on_base,
     )  # fmt: skip
 
 
-def full_section(changes: TaskChanges, comparison: Comparison | None) -> str:
-    return _changes_markdown(changes, comparison, detail=FULL, limit=None, measure=len, elsewhere="")
+def full_section(changes: TaskChanges, comparison: Comparison | None, on_base: OnBase | None = None) -> str:
+    return _changes_markdown(changes, comparison, detail=FULL, limit=None, measure=len, elsewhere="", on_base=on_base)
 
 
 # --- the JSON report --------------------------------------------------------------------------------

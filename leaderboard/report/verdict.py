@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..records import PairwiseDiff
-from ..stats.aggregation import TIE_ABS_TOL, Leaderboard
+from ..stats.analysis import Leaderboard
+from ..stats.ties import TIE_ABS_TOL
 from .formatting import count, difference, no_interval
 from .markdown import confidence_label, md_code
 from .protocol import Commit

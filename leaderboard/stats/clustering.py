@@ -18,8 +18,8 @@ SWE-bench, a passage of a reading test), not the task:
 * **A pair's decision** is the cluster sign-flip test: each cluster's summed per-task
   difference keeps or flips its sign, every pattern equally likely under "no difference";
   it is :func:`~leaderboard.stats.significance.sign_flip_test` applied to the cluster sums,
-  with the same tiers (exact enumeration up to 20 non-zero clusters, exact binomial when
-  all sums are equal, Monte Carlo sign patterns otherwise). Exact at any cluster sizes.
+  with the same tiers (exact enumeration up to 26 non-zero clusters, exact binomial when
+  all sums are equal, the saddlepoint tail otherwise). Valid at any cluster sizes.
   Fewer than ``min_tasks(alpha)`` clusters cannot reach alpha: nothing is significant.
 * **0/1 scores**: the (continuity-corrected) Wilson score interval with the design-effect-adjusted effective n
   (N / max(1, V / (p(1-p)/N))) and the t quantile at the Bell-McCaffrey df.
@@ -48,9 +48,12 @@ FloatArray = NDArray[np.float64]
 ClusterBy = Literal["none", "category", "cluster"]
 CLUSTER_BY: tuple[ClusterBy, ...] = ("none", "category", "cluster")
 METHOD = "CR2 t-interval with Bell-McCaffrey df; cluster sign-flip test"
-# The documents warn when one cluster holds more than this share of the tasks, or df is below MIN_DF.
+# The documents warn that the clusters are too few to resolve much (wide intervals, few differences
+# separable) when one cluster holds more than this share of the tasks, or when the smallest
+# effective degrees of freedom of a model's interval (or of the pairs behind a detectable
+# difference) is below FEW_DF: there the t quantiles and the few sign patterns dominate.
 LARGEST_SHARE_WARNING = 0.25
-MIN_DF = 10.0
+FEW_DF = 10
 # The design effect from which the notes say the intervals are too narrow for related tasks.
 DESIGN_EFFECT_WARNING = 2.0
 
@@ -206,16 +209,6 @@ def clustered_wilson(moments: ClusterMoments, n_eff: FloatArray, alpha: float) -
     if ok.any():
         z[ok] = t_quantile(1.0 - alpha / 2.0, np.maximum(moments.df[ok], 0.5))
     return wilson(p, n_eff / deff, z)
-
-
-def needed_clusters(mean: FloatArray, moments: ClusterMoments, alpha: float, power: float = 0.8) -> FloatArray:
-    """About how many clusters of the observed size would detect a mean this size (NaN when unknown).
-
-    V scales as 1 / C at a fixed cluster size, so C* = z^2 V C / d^2.
-    """
-    z = NormalDist().inv_cdf(1.0 - alpha / 2.0) + NormalDist().inv_cdf(power)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.asarray(np.ceil(z * z * moments.variance * moments.clusters / (mean * mean)), dtype=np.float64)
 
 
 # --- which cluster each task is in -------------------------------------------------------------

@@ -1,7 +1,7 @@
 """This run against a baseline: each model compared with its own baseline scores.
 
 A model in both is compared over the tasks it ran on both sides (its *shared* tasks),
-with the leaderboard's own rule for a pair (``statistics._pair_table``):
+with the leaderboard's own rule for a pair (the paired-difference kernel, ``stats/paired.py``):
 
 * Δ is the mean over the shared tasks of ``score_PR − score_base``;
 * its interval is the paired percentile bootstrap of that mean on the exact multinomial
@@ -26,45 +26,43 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..records import EvalRun
+from ..records import EvalRun, Reason, Why
 from ..trials import collapse_trials
-from .aggregation import (
-    TEST_WORDS,
-    TIE_ABS_TOL,
-    ScoreMatrix,
-    check_resamples,
-    score_matrix,
-    tie_tolerance,
-)
-from .clustering import CLUSTER_BY, ClusterBy, Grouping, cluster_of, cr2, onehot_of, t_interval
+from .clustering import CLUSTER_BY, ClusterBy, Grouping, cluster_of, onehot_of
 from .family import (
     CORRECTIONS,
     DEFAULT_CORRECTION,
     Correction,
     Detectable,
-    adjust,
     detectable,
     family_members,
-    one_sided,
-    refine_monte_carlo,
-    step_levels,
-    tasks_needed_at,
 )
+from .matrix import ScoreMatrix, score_matrix
+from .paired import (
+    DECIDED,
+    ClusterFigures,
+    cluster_figures,
+    decide,
+    differences,
+    excludes_zero,
+    needed,
+    reason_codes,
+    sign_flip,
+    weighted_hull,
+)
+from .parameters import check_resamples
 from .resampling import FloatArray, encode_ids, keyed_rng, percentile_interval, resampled_means
-from .significance import METHOD_NAMES, min_tasks, p_text, sign_flip_test
-from .weights import TASK_WEIGHTS, TaskWeights, task_weights
+from .significance import METHOD_NAMES, min_tasks
+from .ties import TIE_ABS_TOL
+from .weights import TASK_WEIGHTS, TaskWeights, normalised, task_weights
 
 Verdict = Literal["regressed", "within tolerance", "improved", "no detectable change", "unchanged"]
-VERDICTS: tuple[Verdict, ...] = ("regressed", "within tolerance", "improved", "no detectable change", "unchanged")
-
-# Per-task differences held at once by the test (~32 MiB of float64), whatever models x tasks.
-_TEST_CHUNK_ELEMENTS = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -85,7 +83,7 @@ class ModelChange:
     ``test`` says how p was computed (``significance.METHOD_NAMES``, "one-sided ..." when the
     comparison is family-wise: then p is for a change in the direction of ``delta``), ``p_value``
     is its p, ``p_adjusted`` the one compared with alpha (Holm-adjusted over the models compared
-    when the comparison is family-wise). ``reason`` says why no change was detected
+    when the comparison is family-wise). ``reason`` says why no change was detected (a code with its numbers,
     (None when one was); ``tasks_needed`` is about how many shared tasks would detect a
     change the size of ``delta`` (None when it is 0).
     With no shared task, ``delta``, the means over shared tasks, the CI and p are NaN.
@@ -102,14 +100,14 @@ class ModelChange:
     p_value: float
     p_adjusted: float
     test: str
-    reason: str | None
+    reason: Reason | None
     tasks_needed: int | None
     base_mean_all: float
     pr_mean_all: float
     base_tasks: int
     pr_tasks: int
     categories: tuple[CategoryChange, ...] = ()
-    # Clustered (issue 15): the clusters the model shares with its baseline, and about how many
+    # With cluster-by on: the clusters the model shares with its baseline, and about how many
     # clusters of the observed size would detect a change the size of ``delta`` (None otherwise).
     n_clusters: int | None = None
     clusters_needed: int | None = None
@@ -144,7 +142,7 @@ class Comparison:
     family: int = 1
     level: float = 0.05
     detectable: Detectable | None = None
-    cluster_by: ClusterBy = "none"  # issue 15: the test flips clusters, the CI is CR2's
+    cluster_by: ClusterBy = "none"  # on: the test flips clusters, the CI is CR2's
     clusters: int = 0
     task_weights: TaskWeights = "ignore"
     # Shared tasks whose cluster (or, applied, weight) differs in the baseline: this run's is used.
@@ -185,7 +183,7 @@ def _check(b: int, alpha: float, tolerance: float, correction: str) -> None:
 
 
 def _side(runs: Sequence[EvalRun]) -> ScoreMatrix | None:
-    # Like the leaderboard: trials averaged per task and failed calls dropped first (issue 10).
+    # Like the leaderboard: trials averaged per task and failed calls dropped first, so tasks are the cases.
     scored = collapse_trials(runs)
     return score_matrix(scored) if scored else None
 
@@ -208,6 +206,99 @@ def _aligned(
     present[:, known] = side.present[np.ix_(rows, columns)]
     categories[:, known] = side.category_index[np.ix_(rows, columns)]
     return scores, present, categories
+
+
+def _this_runs_design(
+    baseline_runs: Sequence[EvalRun],
+    runs: Sequence[EvalRun],
+    tasks: Sequence[str],
+    shared: NDArray[np.bool_],
+    cluster_by: ClusterBy,
+    weights: TaskWeights,
+) -> tuple[Grouping | None, FloatArray | None, int, int]:
+    """(each task's cluster, each task's weight when applied, shared tasks relabelled, shared tasks reweighted)."""
+    # A task's cluster and weight are this run's, as the leaderboard reads them: a PR may regroup or
+    # reweigh tasks (or add clusters the base branch never recorded), and only shared tasks enter the
+    # test, so the baseline's labels are not needed; how many shared tasks they differ on is said.
+    this_run = [r for r in runs if not r.failed and r.score is not None]
+    base_scored = [r for r in baseline_runs if not r.failed and r.score is not None]
+    shared_at = np.flatnonzero(shared.any(axis=0)).tolist()
+    shared_tasks = [tasks[k] for k in shared_at]
+    onehot: Grouping | None = None
+    relabelled = 0
+    if cluster_by != "none":
+        label = cluster_of(this_run, cluster_by)
+        names = sorted(set(label.values())) or [""]
+        at = {c: k for k, c in enumerate(names)}
+        # A task only in the baseline is never shared: it sums into no cluster, whichever it is given.
+        onehot = onehot_of(np.array([at[label[t]] if t in label else 0 for t in tasks], dtype=np.int64), len(names))
+        attribute = "category" if cluster_by == "category" else "cluster"
+        before = {r.task_id: getattr(r, attribute) for r in base_scored}
+        relabelled = sum(before.get(t) != label[t] for t in shared_tasks)
+    any_weight = any(r.weight != 1.0 for r in this_run)
+    tw = task_weights(this_run, tasks) if weights == "apply" and any_weight else None
+    reweighted = 0
+    if weights == "apply":
+        base_weight = {r.task_id: float(r.weight) for r in base_scored}
+        weight_of = tw if tw is not None else np.ones(len(tasks))
+        reweighted = sum(base_weight.get(tasks[k]) != float(weight_of[k]) for k in shared_at)
+    return onehot, tw, relabelled, reweighted
+
+
+def _shifts(
+    bs: FloatArray,
+    ps: FloatArray,
+    shared: NDArray[np.bool_],
+    raw: FloatArray,
+    diffs: FloatArray,
+    tasks: Sequence[str],
+    tw: FloatArray | None,
+    b: int,
+    alpha: float,
+    seed: int,
+    onehot: Grouping | None,
+) -> tuple[FloatArray, ...]:
+    """Per model over its shared tasks: (delta, base mean, PR mean, bootstrap CI low, high, spread of the differences).
+
+    The interval is the paired percentile bootstrap on the exact multinomial draw keyed by the shared
+    task set (NaN with clustering: the CR2 interval replaces it).
+    """
+    count = shared.shape[0]
+    n = shared.sum(axis=1)
+    tw_row = tw if tw is not None else np.ones(len(tasks))
+    delta, base_mean, pr_mean, lo, hi, sd = (np.full(count, np.nan) for _ in range(6))
+    encoded = encode_ids(tasks)
+    # Models with the same shared tasks share one keyed draw: one resampled_means call per task set.
+    groups: dict[bytes, list[int]] = {}
+    for k in range(count):
+        if n[k] > 0:
+            groups.setdefault(np.packbits(shared[k]).tobytes(), []).append(k)
+    for members in groups.values():
+        columns = np.flatnonzero(shared[members[0]])
+        size = columns.size
+        block = np.ix_(np.asarray(members, dtype=np.intp), columns)
+        values = raw[block]
+        w = tw_row[columns]
+        delta[members] = (values * w).sum(axis=1) / w.sum()
+        base_mean[members] = (bs[block] * w).sum(axis=1) / w.sum()
+        pr_mean[members] = (ps[block] * w).sum(axis=1) / w.sum()
+        rng = keyed_rng(seed, [encoded[t] for t in columns])
+        if onehot is not None:
+            pass  # the CR2 interval, below
+        elif tw is None:
+            lo[members], hi[members] = percentile_interval(resampled_means(values, int(b), rng), alpha)
+        else:
+            both = resampled_means(np.vstack([values * w, w[None, :]]), int(b), rng)
+            b_lo, b_hi = percentile_interval(both[:-1] / both[-1], alpha)
+            # As the leaderboard's weighted interval: widened where needed to the HC2 t-interval.
+            sizes_w = np.broadcast_to(w, values.shape)
+            lo[members], hi[members] = weighted_hull(values * w, sizes_w, delta[members], b_lo, b_hi, alpha)
+        if size > 1:
+            tied = diffs[block]
+            centred = tied - (tied.sum(axis=1) / size)[:, None]
+            sd[members] = np.sqrt((centred * centred).sum(axis=1) / (size - 1))
+
+    return delta, base_mean, pr_mean, lo, hi, sd
 
 
 def compare(
@@ -246,158 +337,64 @@ def compare(
     tasks = sorted(base_tasks | pr_tasks)
     bs, bp, _ = _aligned(base, models, tasks)
     ps, pp, pc = _aligned(pr, models, tasks)
-    shared = bp & pp
-    n = shared.sum(axis=1)
-    raw = np.where(shared, ps - bs, 0.0)
-    # The one tie rule: near-equal scores are no difference at all.
-    with np.errstate(invalid="ignore"):
-        tol = tie_tolerance(ps, bs)
-        diffs = np.where(shared & ~(np.abs(raw) <= tol), raw, 0.0)
-    unchanged = (n > 0) & ~(diffs != 0).any(axis=1)
-    # A task's cluster and weight are this run's, as the leaderboard reads them: a PR may regroup or
-    # reweigh tasks (or add clusters the base branch never recorded), and only shared tasks enter the
-    # test, so the baseline's labels are not needed; how many shared tasks they differ on is said.
-    this_run = [r for r in runs if not r.failed and r.score is not None]
-    base_scored = [r for r in baseline_runs if not r.failed and r.score is not None]
-    shared_at = np.flatnonzero(shared.any(axis=0)).tolist()
-    shared_tasks = [tasks[k] for k in shared_at]
-    onehot: Grouping | None = None
-    relabelled = 0
-    if cluster_by != "none":
-        label = cluster_of(this_run, cluster_by)
-        names = sorted(set(label.values())) or [""]
-        at = {c: k for k, c in enumerate(names)}
-        # A task only in the baseline is never shared: it sums into no cluster, whichever it is given.
-        onehot = onehot_of(np.array([at[label[t]] if t in label else 0 for t in tasks], dtype=np.int64), len(names))
-        attribute = "category" if cluster_by == "category" else "cluster"
-        before = {r.task_id: getattr(r, attribute) for r in base_scored}
-        relabelled = sum(before.get(t) != label[t] for t in shared_tasks)
-    any_weight = any(r.weight != 1.0 for r in this_run)
-    tw = task_weights(this_run, tasks) if weights == "apply" and any_weight else None
-    tw_row = tw if tw is not None else np.ones(len(tasks))
-    reweighted = 0
-    if weights == "apply":
-        base_weight = {r.task_id: float(r.weight) for r in base_scored}
-        reweighted = sum(base_weight.get(tasks[k]) != float(tw_row[k]) for k in shared_at)
-
     count = len(models)
-    delta, base_mean, pr_mean, lo, hi, sd = (np.full(count, np.nan) for _ in range(6))
-    encoded = encode_ids(tasks)
-    # Models with the same shared tasks share one keyed draw: one resampled_means call per task set.
-    groups: dict[bytes, list[int]] = {}
-    for k in range(count):
-        if n[k] > 0:
-            groups.setdefault(np.packbits(shared[k]).tobytes(), []).append(k)
-    for members in groups.values():
-        columns = np.flatnonzero(shared[members[0]])
-        size = columns.size
-        block = np.ix_(np.asarray(members, dtype=np.intp), columns)
-        values = raw[block]
-        w = tw_row[columns]
-        delta[members] = (values * w).sum(axis=1) / w.sum()
-        base_mean[members] = (bs[block] * w).sum(axis=1) / w.sum()
-        pr_mean[members] = (ps[block] * w).sum(axis=1) / w.sum()
-        rng = keyed_rng(seed, [encoded[t] for t in columns])
-        if onehot is not None:
-            pass  # the CR2 interval, below
-        elif tw is None:
-            lo[members], hi[members] = percentile_interval(resampled_means(values, int(b), rng), alpha)
-        else:
-            both = resampled_means(np.vstack([values * w, w[None, :]]), int(b), rng)
-            b_lo, b_hi = percentile_interval(both[:-1] / both[-1], alpha)
-            # As the leaderboard's weighted interval: widened where needed to the HC2 t-interval.
-            sizes_w = np.broadcast_to(w, values.shape)
-            moments = replace(cr2(values * w, sizes_w), mean=delta[members])
-            t_lo, t_hi = t_interval(moments, alpha)
-            lo[members], hi[members] = np.fmin(b_lo, t_lo), np.fmax(b_hi, t_hi)
-        if size > 1:
-            tied = diffs[block]
-            centred = tied - (tied.sum(axis=1) / size)[:, None]
-            sd[members] = np.sqrt((centred * centred).sum(axis=1) / (size - 1))
-
-    p, method = np.ones(count), np.zeros(count, dtype=np.int8)
+    rows = np.arange(count)
+    # The PR's row of each model above its baseline's: the kernel's differences are PR - base.
+    paired = differences(
+        np.vstack([np.where(pp, ps, 0.0), np.where(bp, bs, 0.0)]), np.vstack([pp, bp]), rows, count + rows
+    )
+    shared, raw, diffs = paired.shared, paired.raw, paired.tied
+    n = shared.sum(axis=1)
+    unchanged = (n > 0) & ~(diffs != 0).any(axis=1)
+    onehot, tw, relabelled, reweighted = _this_runs_design(baseline_runs, runs, tasks, shared, cluster_by, weights)
+    tw = normalised(tw) if tw is not None else None  # only the ratios matter; no product or sum overflows
+    tw_row = tw if tw is not None else np.ones(len(tasks))
+    delta, base_mean, pr_mean, lo, hi, sd = _shifts(bs, ps, shared, raw, diffs, tasks, tw, b, alpha, seed, onehot)
     flipped = diffs * tw_row
-    clusters_shared = np.zeros(count, dtype=np.int64)
-    cluster_sd = np.full(count, np.nan)
-    cluster_df = np.full(count, np.inf)
     # What each model's test flips: its per-task (weighted) differences, or their sums per cluster.
     tested_rows = flipped
+    cluster: ClusterFigures | None = None
     if onehot is not None:
         sizes = onehot.sums(np.where(shared, tw_row, 0.0))
-        moments = cr2(onehot.sums(np.where(shared, raw, 0.0) * tw_row), sizes)
-        lo, hi = t_interval(moments, alpha)
-        clusters_shared = moments.clusters
         tested_rows = onehot.sums(flipped)
-        spread = cr2(tested_rows, sizes)
-        # C* = z^2 V C / d^2: tasks_needed's n* with V C in the place of s_d^2 (sized below, at the level in force).
-        cluster_sd = np.sqrt(spread.variance * spread.clusters)
-        cluster_df = spread.df
-        p, method = sign_flip_test(tested_rows, seed)
-    else:
-        step = max(1, _TEST_CHUNK_ELEMENTS // max(1, len(tasks)))
-        for start in range(0, count, step):
-            p[start : start + step], method[start : start + step] = sign_flip_test(flipped[start : start + step], seed)
-
-    tie_free = np.where(unchanged | (np.abs(delta) <= TIE_ABS_TOL), 0.0, delta)
-    member = (n > 0) & family_members(np.count_nonzero(tested_rows, axis=1), 2.0 * alpha)  # one-sided: 1 / 2^k <= alpha
-    level = float(alpha)
-    if correction == "none":
-        adjusted = p.copy()
-        levels = np.full(count, float(alpha))
-    else:
-        p = refine_monte_carlo(tested_rows, p, method, 2.0 * alpha, int(member.sum()), seed)
-        drop, rise = one_sided(tested_rows, p, -1), one_sided(tested_rows, p, +1)
-        drop_adjusted, rise_adjusted = adjust(drop, member, "holm"), adjust(rise, member, "holm")
-        down = tie_free < 0
-        p = np.where(down, drop, rise)
-        adjusted = np.where(down, drop_adjusted, rise_adjusted)
-        levels = np.where(
-            down,
-            step_levels(drop_adjusted, member, alpha, "holm"),
-            step_levels(rise_adjusted, member, alpha, "holm"),
-        )
-        level = float(alpha) / max(1, int(member.sum()) - int(np.count_nonzero(member & (drop_adjusted <= alpha))))
+        cluster = cluster_figures(onehot.sums(np.where(shared, raw, 0.0) * tw_row), tested_rows, sizes, alpha)
+        lo, hi = cluster.ci_lo, cluster.ci_hi
     two_sided = correction == "none"
-    needed = tasks_needed_at(np.nan_to_num(tie_free), sd, levels, two_sided=two_sided)
-    clusters_needed = np.full(count, -1, dtype=np.int64)
-    if onehot is not None:
-        # Clusters needed, as tasks: that many clusters of the observed mean size.
-        per = n / np.maximum(clusters_shared, 1)
-        clusters_needed = tasks_needed_at(np.nan_to_num(tie_free), cluster_sd, levels, two_sided=two_sided)
-        needed = np.where(clusters_needed >= 0, np.ceil(clusters_needed * per), -1).astype(np.int64)
+    member = (n > 0) & family_members(np.count_nonzero(tested_rows, axis=1), 2.0 * alpha)  # one-sided: 1 / 2^k <= alpha
+    p, method = sign_flip(tested_rows)
+    tie_free = np.where(unchanged | (np.abs(delta) <= TIE_ABS_TOL), 0.0, delta)
+    decisions = decide(
+        p, member, alpha, correction, one_sided_rows=None if two_sided else tested_rows, down=tie_free < 0
+    )
+    p, adjusted = decisions.p, decisions.adjusted
+    needed_tasks, needed_clusters = needed(
+        tie_free, sd, decisions.levels, two_sided=two_sided, cluster_sd=cluster.sd if cluster else None,
+        n_shared=n, clusters=cluster.clusters if cluster else None,
+    )  # fmt: skip
+    units = cluster.clusters if cluster is not None else n
+    # The interval must exclude 0 on the side the mean (and a one-sided p) points to.
+    codes = reason_codes(n, units, excludes_zero(lo, hi, tie_free), adjusted, alpha, unchanged)
     fewest = min_tasks(alpha)
     categories = pr.categories if pr else ()
 
     changes = []
     for k, model in enumerate(models):
-        shared_k = int(n[k])
+        shared_k, code = int(n[k]), int(codes[k])
         d, ci_lo, ci_hi, p_k, adj_k = float(delta[k]), float(lo[k]), float(hi[k]), float(p[k]), float(adjusted[k])
         test = METHOD_NAMES[int(method[k])] if two_sided else f"one-sided {METHOD_NAMES[int(method[k])]}"
         verdict: Verdict = "no detectable change"
-        reason: str | None
-        if shared_k == 0:
-            reason, p_k, adj_k = "no shared tasks", math.nan, math.nan
-        elif unchanged[k]:
-            verdict, reason, d, ci_lo, ci_hi = "unchanged", "the same score on every shared task", 0.0, 0.0, 0.0
-        elif onehot is not None and clusters_shared[k] < fewest:
-            reason = f"too few shared clusters ({int(clusters_shared[k])} < {fewest}): " + (
-                f"no cluster sign-flip test can reach alpha = {alpha:g}"
-                if two_sided
-                else f"the comparison asks for as many as a two-sided cluster sign-flip test needs at {alpha:g}"
-            )
-        elif shared_k < fewest:
-            reason = f"too few shared tasks ({shared_k} < {fewest})"
-        elif not (ci_lo > TIE_ABS_TOL if tie_free[k] > 0 else ci_hi < -TIE_ABS_TOL):
-            # The interval must exclude 0 on the side the mean (and a one-sided p) points to.
-            reason = "CI includes 0"
-        elif not adj_k <= alpha:
-            words = TEST_WORDS[int(method[k])] if onehot is None else f"cluster {TEST_WORDS[int(method[k])]}"
-            words = words if two_sided else f"one-sided {words}"
-            reason = f"{'Holm-adjusted one-sided' if member[k] and not two_sided else words} p = {p_text(adj_k, alpha)}"
-        elif ci_lo > TIE_ABS_TOL:
-            verdict, reason = "improved", None
-        else:
-            verdict, reason = ("regressed" if ci_hi < -tolerance else "within tolerance"), None
+        if code == Why.NO_SHARED:
+            p_k, adj_k = math.nan, math.nan
+        elif code == Why.UNCHANGED:
+            verdict, d, ci_lo, ci_hi = "unchanged", 0.0, 0.0, 0.0
+        elif code == DECIDED:
+            verdict = "improved" if ci_lo > TIE_ABS_TOL else "regressed" if ci_hi < -tolerance else "within tolerance"
+        reason = None
+        if code != DECIDED:
+            reason = Reason(
+                Why(code), float(alpha), units=int(units[k]), fewest=fewest, clustered=cluster is not None,
+                one_sided=not two_sided, test=int(method[k]), p=adj_k, holm=bool(member[k]) and not two_sided,
+            )  # fmt: skip
         row_shared = shared[k]
         cats = pc[k, row_shared]
         sums = np.bincount(cats, weights=raw[k, row_shared], minlength=len(categories))
@@ -417,7 +414,7 @@ def compare(
                 p_adjusted=adj_k,
                 test=test,
                 reason=reason,
-                tasks_needed=int(needed[k]) if needed[k] >= 0 else None,
+                tasks_needed=int(needed_tasks[k]) if needed_tasks[k] >= 0 else None,
                 base_mean_all=float(np.mean(own_base)),
                 pr_mean_all=float(np.mean(own_pr)),
                 base_tasks=int(own_base.size),
@@ -426,8 +423,8 @@ def compare(
                     CategoryChange(categories[c], int(counts[c]), 0.0 if unchanged[k] else float(sums[c] / counts[c]))
                     for c in np.flatnonzero(counts)
                 ),
-                n_clusters=int(clusters_shared[k]) if onehot is not None else None,
-                clusters_needed=int(clusters_needed[k]) if onehot is not None and clusters_needed[k] >= 0 else None,
+                n_clusters=int(units[k]) if cluster is not None else None,
+                clusters_needed=int(needed_clusters[k]) if cluster is not None and needed_clusters[k] >= 0 else None,
             )
         )
     return Comparison(
@@ -447,12 +444,17 @@ def compare(
         relabelled=relabelled,
         reweighted=reweighted,
         family=int(member.sum()) if not two_sided else 1,
-        level=level,
+        level=decisions.level,
         detectable=(
-            detectable(n, sd, level, two_sided=two_sided)
-            if onehot is None
+            detectable(n, sd, decisions.level, two_sided=two_sided)
+            if cluster is None
             else detectable(
-                clusters_shared.astype(np.int64), cluster_sd, level, two_sided=two_sided, unit="cluster", df=cluster_df
+                cluster.clusters.astype(np.int64),
+                cluster.sd,
+                decisions.level,
+                two_sided=two_sided,
+                unit="cluster",
+                df=cluster.df,
             )
         ),
     )

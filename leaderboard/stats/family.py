@@ -26,15 +26,10 @@ the binomial lower tail).
 
 Resolution
 ----------
-Holm's first step asks for p <= alpha / m. A Monte Carlo p-value of R patterns is at least
-1 / (1 + R), so for a large family a pair whose first p is at most REFINE_HITS hits from that
-floor (p1 <= c = (1 + REFINE_HITS) / (1 + R)) gets a second, larger draw of
-``family_resamples(m, alpha)`` patterns, and its p2 replaces p1. That keeps the p valid at every
-level v: for v <= c, a final p <= v needs p2 <= v; for v > c, it needs p1 <= v (a refined pair
-has p1 <= c < v), and each of p1, p2 is valid. R2 depends on the number of pairs tested (which
-models share tasks), not on the scores, unless so many pairs are near the floor that the second
-draw would exceed REFINE_BUDGET: then R2 is cut to fit (a pair far apart may then miss Holm's
-first steps; no pair becomes easier to call).
+Holm's first step asks for p <= alpha / m: 4e-5 for 1,225 pairs. Every p of significance.py
+can reach it: the exact and binomial tiers exactly, the rest by the saddlepoint tail of the
+same sign-flip distribution, whose error is relative (stats/signflip.py), not a Monte Carlo
+floor of 1 / (1 + R). A pair's p is a function of its own differences alone.
 
 The level in force
 ------------------
@@ -54,8 +49,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from .resampling import keyed_rng
-from .significance import MC_RESAMPLES, MONTE_CARLO, holm, min_tasks, quantised
+from .significance import holm, min_tasks, quantised
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -67,18 +61,8 @@ DEFAULT_CORRECTION: Correction = "holm"
 METHOD_WORDS = {"holm": "Holm's step-down", "none": "none (each pair at alpha)"}
 
 POWER = 0.8
-# A spread at or below the tie tolerance (aggregation.TIE_ABS_TOL) is rounding noise of equal scores.
+# A spread at or below the tie tolerance (ties.TIE_ABS_TOL) is rounding noise of equal scores.
 NO_SPREAD = 1e-12
-# Effective degrees of freedom below which clustered figures and intervals are flagged as unreliable.
-FEW_DF = 10.0
-# Patterns held at once by the second Monte Carlo draw (~32 MiB of float64 sign patterns).
-_PATTERN_ELEMENTS = 1 << 22
-# The most patterns the second draw takes: a floor of 1e-6, alpha / m at 50,000 pairs at 0.05.
-MAX_FAMILY_RESAMPLES = 1_000_000
-# A first Monte Carlo p within this many hits of its floor gets the second draw, of at most
-# this many multiply-adds in all (a second or two).
-REFINE_HITS = 2
-REFINE_BUDGET = 2.0**31
 
 
 def check_correction(correction: object) -> None:
@@ -99,54 +83,6 @@ def adjust(p: FloatArray, member: NDArray[np.bool_], correction: Correction) -> 
     out = p.copy()
     if correction != "none":
         out[member] = holm(p[member])
-    return out
-
-
-def family_resamples(size: int, alpha: float) -> int:
-    """Patterns whose Monte Carlo floor 1 / (1 + R) is at most half of Holm's first level alpha / size."""
-    return int(min(MAX_FAMILY_RESAMPLES, max(MC_RESAMPLES, math.ceil(2.0 * size / alpha))))
-
-
-def refine_monte_carlo(
-    diffs: FloatArray, p: FloatArray, method: NDArray[np.int8], alpha: float, size: int, seed: int
-) -> FloatArray:
-    """Two-sided p of the Monte Carlo rows near their floor again, on ``family_resamples(size, alpha)`` patterns.
-
-    The arithmetic is significance._monte_carlo's (the same slack of k grid steps); the patterns
-    depend on (seed, k, R) alone, so a pair's p does not depend on which others are tested. The
-    second draw costs rows x k x R multiply-adds: past REFINE_BUDGET, R is cut to fit (never
-    below the first draw's). That happens only when many pairs are far apart, which no test of a
-    true "no difference" is (under it, a p this small is itself rare).
-    """
-    rows = np.flatnonzero((method == MONTE_CARLO) & (p * (1.0 + MC_RESAMPLES) <= 1.0 + REFINE_HITS + 1e-6))
-    out = p.copy()
-    if rows.size == 0:
-        return out
-    q = quantised(diffs[rows])
-    nonzero = (q > 0).sum(axis=1)
-    resamples = family_resamples(size, alpha)
-    work = float(nonzero.sum()) * resamples
-    if work > REFINE_BUDGET:
-        resamples = max(MC_RESAMPLES, int(REFINE_BUDGET // max(1, int(nonzero.sum()))))
-    if resamples <= MC_RESAMPLES:
-        return out
-    signed = (np.sign(diffs[rows]).astype(np.int64) * q).sum(axis=1)
-    for k in map(int, np.unique(nonzero)):
-        at = np.flatnonzero(nonzero == k)
-        values = (-np.sort(-q[at], axis=1)[:, :k]).astype(np.float64)
-        observed = np.abs(signed[at]).astype(np.float64) - float(k)
-        rng = keyed_rng(seed, [b"sign-flip family", k.to_bytes(8, "little"), resamples.to_bytes(8, "little")])
-        hits = np.zeros(at.size, dtype=np.int64)
-        # Patterns in blocks, rows in groups: a block of sums (rows x patterns) stays ~32 MiB.
-        count = max(1024, _PATTERN_ELEMENTS // k)
-        group = max(1, _PATTERN_ELEMENTS // count)
-        for first in range(0, resamples, count):
-            n_patterns = min(count, resamples - first)
-            signs = rng.integers(0, 2, (k, n_patterns), dtype=np.int8).astype(np.float64) * 2.0 - 1.0
-            for g in range(0, at.size, group):
-                sums = values[g : g + group] @ signs
-                hits[g : g + group] += (np.abs(sums) >= observed[g : g + group, None]).sum(axis=1)
-        out[rows[at]] = (1.0 + hits) / (1.0 + resamples)
     return out
 
 
@@ -229,28 +165,6 @@ class Detectable:
     def reachable(self) -> bool:
         return self.n_shared >= self.fewest
 
-    def sentence(self, what: str = "difference") -> str:
-        if self.unit == "cluster" and self.reachable and not self.df >= FEW_DF:
-            # The figure is a normal approximation; at a handful of effective df the t quantiles of the
-            # intervals and the few sign patterns of the test leave much larger differences unresolved.
-            return (
-                f"With {self.n_shared:,} shared clusters and effective df as low as {self.df:.3g}, no "
-                f"normal-approximation figure of the {what} this suite detects holds."
-            )
-        sides = "" if self.two_sided else " one-sided"
-        if not self.reachable:
-            return (
-                f"With {self.n_shared:,} shared {self.unit}s this suite cannot detect a {what} of any size at this "
-                f"level ({self.level:.3g}{sides}): a sign-flip test needs at least {self.fewest:,} {self.unit}s "
-                "to reach it."
-            )
-        spread = "per-task differences" if self.unit == "task" else "the differences' cluster means"
-        return (
-            f"With {self.n_shared:,} shared {self.unit}s this suite detects a {what} of about "
-            f"±{self.difference:.3g} with {self.power:.0%} power at this level ({self.level:.3g}{sides}; paired, "
-            f"from the median spread {self.sd:.3g} of {spread})."
-        )
-
 
 def detectable(
     n_shared: IntArray,
@@ -287,20 +201,3 @@ def fewest_at(level: float, *, two_sided: bool = True) -> int:
     """The fewest non-zero differences whose sign-flip test can reach ``level`` (its smallest p is 2 / 2^k,
     one-sided 1 / 2^k)."""
     return max(1, math.ceil(math.log2(2.0 / (level * (1.0 if two_sided else 2.0))) - 1e-12))
-
-
-def needed_words(needed: int | None, n_shared: int, what: str = "tell", *, short: bool = False) -> str | None:
-    """ "about N tasks would <what>" ("~N tasks would <what>" when ``short``), or None with no estimate.
-
-    An estimate at or below the tasks already shared is never printed: the pair is not separated
-    at that size, which the estimate (a normal approximation of average power) does not undo.
-    """
-    if needed is None:
-        return None
-    if needed <= n_shared:
-        if short:
-            return f"{n_shared:,} shared tasks not enough"
-        return f"its {n_shared:,} shared tasks are not enough at this level"
-    if needed > 10**9:
-        return f"more than a billion tasks would {what}"
-    return f"{'~' if short else 'about '}{needed:,} tasks would {what}"

@@ -13,12 +13,11 @@ How p is computed, by the pair's k non-zero differences:
   middle: two halves' subset sums, one sorted, counted by binary search).
 * every non-zero |difference| equal (0/1 scores, for one): exact binomial tail at
   any k; this is the exact McNemar test.
-* an effective number of tasks (sum d^2)^2 / sum d^4 of at least NORMAL_MIN_EFFECTIVE:
-  the normal approximation, whose Edgeworth correction at that size is below 1e-5
-  at the 5% point and of the conservative sign (a sum of signs is lighter-tailed
-  than a normal).
-* otherwise a Monte Carlo test with MC_RESAMPLES sign patterns and the
-  ``(1 + hits) / (1 + R)`` p-value, which keeps the test's level exact at any R.
+* otherwise the saddlepoint tail of the same sign-flip distribution (stats/signflip.py:
+  Lugannani-Rice on K(t) = sum log cosh(t d_i), relative error within ERROR_BOUND where
+  measured, Chernoff's upper bound in the few most extreme patterns). Its relative
+  accuracy holds far into the tail, so p can reach any level a family asks for (no
+  Monte Carlo floor of 1 / (1 + R)), and it is a deterministic function of the differences.
 
 Differences are compared on an integer grid of QUANTUM (2^-40) with a slack of one
 grid step per difference, so sums that are equal in decimal arithmetic (0.15 + 0.1
@@ -33,19 +32,26 @@ from statistics import NormalDist
 import numpy as np
 from numpy.typing import NDArray
 
-from .resampling import keyed_rng
+from .signflip import ERROR_BOUND as ERROR_BOUND
+from .signflip import tail_p
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
-EXACT_MAX_NONZERO = 20
-NORMAL_MIN_EFFECTIVE = 1000
-MC_RESAMPLES = 4000
+EXACT_MAX_NONZERO = 26
 QUANTUM = 2.0**-40
 
 # How each p-value was computed (PairwiseDiff.test and the JSON report say it in words).
-NONE, EXACT, BINOMIAL, MONTE_CARLO, NORMAL = range(5)
-METHOD_NAMES = ("none", "exact sign-flip", "exact binomial (McNemar)", "Monte Carlo sign-flip", "normal approximation")
+# MONTE_CARLO and NORMAL are no longer used (every p now reaches any level); their codes stay reserved.
+NONE, EXACT, BINOMIAL, MONTE_CARLO, NORMAL, SADDLEPOINT = range(6)
+METHOD_NAMES = (
+    "none",
+    "exact sign-flip",
+    "exact binomial (McNemar)",
+    "Monte Carlo sign-flip",
+    "normal approximation",
+    "saddlepoint sign-flip",
+)
 
 # Subset sums held at once when counting (~32 MiB of int64).
 _SUM_ELEMENTS = 1 << 22
@@ -63,24 +69,13 @@ def min_tasks(alpha: float) -> int:
     return max(1, math.ceil(math.log2(2.0 / alpha) - 1e-12))
 
 
-def p_text(p: float, alpha: float) -> str:
-    """p to 3 significant digits, more where that would print it on the other side of ``alpha``.
-
-    A reason reads "p = 0.05" beside "not significant" when p is 0.05004: the words would contradict
-    the decision they explain.
-    """
-    digits = 3
-    text = f"{p:.{digits}g}"
-    while math.isfinite(p) and (float(text) <= alpha) != (p <= alpha) and digits < 17:
-        digits += 1
-        text = f"{p:.{digits}g}"
-    return text
-
-
 def quantised(values: FloatArray) -> IntArray:
     """|values| on the QUANTUM grid; a non-zero value never rounds to 0."""
-    q = np.rint(np.abs(values) / QUANTUM).astype(np.int64)
-    return np.where((q == 0) & (values != 0), 1, q)
+    q = np.rint(np.abs(values) * (1.0 / QUANTUM)).astype(np.int64)
+    lost = (q == 0) & (values != 0)
+    if lost.any():
+        q[lost] = 1
+    return q
 
 
 def _subset_sums(q: IntArray) -> IntArray:
@@ -141,49 +136,25 @@ def _binomial(k: IntArray, wins: IntArray) -> FloatArray:
     return out
 
 
-def _normal(signed_sum: FloatArray, sum_squares: FloatArray) -> FloatArray:
-    z = np.abs(signed_sum) / np.sqrt(sum_squares)
-    return np.array([math.erfc(v / math.sqrt(2.0)) for v in z])
-
-
-def _monte_carlo(q: IntArray, signed: IntArray, seed: int) -> FloatArray:
-    """(1 + hits) / (1 + R) over R random sign patterns, for rows of one k.
-
-    The patterns depend on (seed, k) alone, so a pair's p-value does not depend on
-    which other pairs are tested with it.
-    """
-    rows, k = q.shape
-    rng = keyed_rng(seed, [b"sign-flip", k.to_bytes(8, "little")])
-    signs = rng.integers(0, 2, (k, MC_RESAMPLES), dtype=np.int8).astype(np.float64) * 2.0 - 1.0
-    # The same slack of k grid steps as the exact test; it also covers float64's rounding of
-    # sums past 2^53 (more than 8192 values of up to 2^40).
-    observed = np.abs(signed).astype(np.float64) - float(k)
-    out = np.empty(rows)
-    step = max(1, _SUM_ELEMENTS // MC_RESAMPLES)
-    for start in range(0, rows, step):
-        stop = min(rows, start + step)
-        sums = q[start:stop].astype(np.float64) @ signs
-        hits = (np.abs(sums) >= observed[start:stop, None]).sum(axis=1)
-        out[start:stop] = (1.0 + hits) / (1.0 + MC_RESAMPLES)
-    return out
-
-
-def sign_flip_test(diffs: FloatArray, seed: int) -> tuple[FloatArray, NDArray[np.int8]]:
+def sign_flip_test(diffs: FloatArray, seed: int = 0) -> tuple[FloatArray, NDArray[np.int8]]:
     """Two-sided paired permutation p-value of each row of per-task differences.
 
     ``diffs`` is (pairs, tasks) with 0 wherever there is no difference (a tie, or a task
     the two models do not share): a zero flips to itself and changes nothing. Returns the
     p-values and the method codes (``METHOD_NAMES``). Rows with no non-zero difference
-    get p = 1 (method NONE).
+    get p = 1 (method NONE). Each row is first scaled by a power of two to a largest |d| in
+    [1/2, 1): p does not depend on the scale (weights of 1e-12 or 1e300 test as weights of 1),
+    the scaling is exact, and the integer grid cannot overflow. ``seed`` is unused (no p is drawn).
     """
     pairs = diffs.shape[0]
     p = np.ones(pairs)
     method = np.full(pairs, NONE, dtype=np.int8)
     if pairs == 0:
         return p, method
+    diffs = scaled_rows(diffs)
     q = quantised(diffs)
-    nonzero = (q > 0).sum(axis=1)
-    signed = (np.sign(diffs).astype(np.int64) * q).sum(axis=1)
+    nonzero = np.count_nonzero(q, axis=1)
+    signed = q.sum(axis=1) - 2 * np.where(diffs < 0, q, 0).sum(axis=1)
     top = q.max(axis=1)
     # Equal magnitudes: every non-zero q equals the row's largest (to rounding).
     equal = ((q >= top[:, None] - 2) | (q == 0)).all(axis=1)
@@ -192,28 +163,29 @@ def sign_flip_test(diffs: FloatArray, seed: int) -> tuple[FloatArray, NDArray[np
         wins = ((diffs > 0) & (q > 0)).sum(axis=1)
         p[binomial] = _binomial(nonzero[binomial], wins[binomial])
         method[binomial] = BINOMIAL
-    # Many differences: the normal approximation where no few of them dominate.
-    rest = ~binomial & (nonzero > EXACT_MAX_NONZERO)
-    if rest.any():
-        v = q[rest].astype(np.float64)
-        squares = (v * v).sum(axis=1)
-        effective = squares**2 / ((v * v) ** 2).sum(axis=1)
-        normal = np.flatnonzero(rest)[effective >= NORMAL_MIN_EFFECTIVE]
-        p[normal] = _normal(signed[normal].astype(np.float64), squares[effective >= NORMAL_MIN_EFFECTIVE])
-        method[normal] = NORMAL
-        rest[normal] = False
+    # Many differences: the saddlepoint tail (stats/signflip.py), on the same grid and slack as the exact test.
+    many = np.flatnonzero(~binomial & (nonzero > EXACT_MAX_NONZERO))
+    if many.size:
+        values = diffs if many.size == pairs else diffs[many]
+        observed = np.abs(signed[many]).astype(np.float64) * QUANTUM
+        p[many] = tail_p(values, observed, nonzero[many] * QUANTUM)
+        method[many] = SADDLEPOINT
     # The rest, grouped by k, with each row's non-zero values packed to the front.
     small = ~binomial & (nonzero > 0) & (nonzero <= EXACT_MAX_NONZERO)
-    for k in map(int, np.unique(nonzero[small | rest])):
-        rows = np.flatnonzero((nonzero == k) & (small | rest))
-        values = -np.sort(-q[rows], axis=1)[:, :k]
-        if k <= EXACT_MAX_NONZERO:
-            p[rows] = _exact(values, signed[rows])
-            method[rows] = EXACT
-        else:
-            p[rows] = _monte_carlo(values, signed[rows], seed)
-            method[rows] = MONTE_CARLO
+    for k in map(int, np.unique(nonzero[small])):
+        rows = np.flatnonzero((nonzero == k) & small)
+        values_k = -np.sort(-q[rows], axis=1)[:, :k]
+        p[rows] = _exact(values_k, signed[rows])
+        method[rows] = EXACT
     return p, method
+
+
+def scaled_rows(diffs: FloatArray) -> FloatArray:
+    """Each row times the power of two that brings its largest |value| into [1/2, 1) (a zero row as it is)."""
+    top = np.abs(diffs).max(axis=1) if diffs.shape[1] else np.zeros(diffs.shape[0])
+    _, exponent = np.frexp(np.where((top > 0) & np.isfinite(top), top, 0.5))
+    # A power of two multiplies exactly: only the exponent of every value moves.
+    return np.asarray(diffs * np.ldexp(1.0, -exponent)[:, None])
 
 
 def holm(p_values: FloatArray) -> FloatArray:

@@ -4,7 +4,7 @@ For every model in both runs, over the tasks it has a score on in both (its *sha
 :func:`leaderboard.stats.comparison.compare` counts them):
 
 * a task *moved* when ``score_PR − score_base`` is beyond the project's one tie rule
-  (:func:`~leaderboard.stats.aggregation.tie_tolerance`: ``math.isclose``, rel 1e-9, abs 1e-12);
+  (:func:`~leaderboard.stats.ties.tie_tolerance`: ``math.isclose``, rel 1e-9, abs 1e-12);
   it *dropped* (0/1 scores: *newly failing*) or *gained* (*newly passing*);
 * a model has *0/1 scores* when every score it has on either side, every trial included, is 0 or 1.
   A task's score is then the share of its trials that passed, so with trials a flip may be
@@ -32,8 +32,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..records import EvalRun
-from .aggregation import tie_tolerance
 from .resampling import FloatArray
+from .ties import tie_tolerance
 
 
 @dataclass(frozen=True)

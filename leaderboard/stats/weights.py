@@ -11,6 +11,11 @@ What changes with weights applied (win-rate stays a share of tasks):
   (the resampled statistic is the weighted mean of the resample);
 * the sign-flip test flips w x d, each task's weighted difference;
 * tasks needed is sized on Kish's effective number of tasks, (sum w)^2 / sum w^2.
+
+Weights matter only by their ratios, so the statistics take them scaled by the power of two that
+brings the largest into [1/2, 1) (:func:`normalised`): exact in binary floating point (every mean
+is the same to the last bit), and weights of 1e-12 or 1e308 neither underflow a product nor
+overflow a sum.
 """
 
 from __future__ import annotations
@@ -52,6 +57,14 @@ def task_weights(runs: Sequence[EvalRun], task_ids: Sequence[str]) -> FloatArray
     if problems:
         raise InvalidEvalRuns(problems)
     return np.array([seen[t][0] if t in seen else 1.0 for t in task_ids], dtype=np.float64)
+
+
+def normalised(weights: FloatArray) -> FloatArray:
+    """``weights`` times the power of two that brings the largest into [1/2, 1) (unchanged when all are 0)."""
+    top = float(np.max(weights)) if weights.size else 0.0
+    if not (top > 0.0 and np.isfinite(top)):
+        return weights
+    return np.asarray(np.ldexp(weights, -np.frexp(top)[1]), dtype=np.float64)
 
 
 def kish(weights: FloatArray, mask: NDArray[np.bool_]) -> FloatArray:

@@ -1,0 +1,107 @@
+"""The statistics' reasons and figures in words: why a pair is not separated, what would separate it, what a suite
+can resolve.
+
+The statistics return numbers and codes (:class:`~leaderboard.records.Reason`,
+:class:`~leaderboard.stats.family.Detectable`); every document and the JSON report word them here, so
+one sentence reads the same wherever it appears.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..records import Reason, Why
+from ..stats.clustering import FEW_DF
+from ..stats.family import Detectable
+
+# How each sign-flip method (significance.METHOD_NAMES' order) is named in a reason.
+# Indexed by significance.METHOD_NAMES' codes; 3 and 4 (the Monte Carlo and normal tiers) are no longer made.
+TEST_WORDS = (
+    "no test",
+    "exact test",
+    "exact McNemar test",
+    "Monte Carlo test",
+    "normal-approximation test",
+    "saddlepoint test",
+)
+
+
+def p_text(p: float, alpha: float) -> str:
+    """p to 3 significant digits, more where that would print it on the other side of ``alpha``.
+
+    A reason reads "p = 0.05" beside "not significant" when p is 0.05004: the words would contradict
+    the decision they explain.
+    """
+    digits = 3
+    text = f"{p:.{digits}g}"
+    while math.isfinite(p) and (float(text) <= alpha) != (p <= alpha) and digits < 17:
+        digits += 1
+        text = f"{p:.{digits}g}"
+    return text
+
+
+def reason_text(reason: Reason) -> str:
+    """Why a pair is not significant, or no change against the baseline was detected, in the tables' words."""
+    why, alpha = reason.why, reason.alpha
+    if why is Why.NO_SHARED:
+        return "no shared tasks"
+    if why is Why.UNCHANGED:
+        return "the same score on every shared task"
+    if why is Why.CI_INCLUDES_0:
+        return "CI includes 0"
+    if why is Why.TOO_FEW and reason.clustered:
+        return f"too few shared clusters ({reason.units} < {reason.fewest}): " + (
+            f"the comparison asks for as many as a two-sided cluster sign-flip test needs at {alpha:g}"
+            if reason.one_sided
+            else f"no cluster sign-flip test can reach alpha = {alpha:g}"
+        )
+    if why is Why.TOO_FEW:
+        return f"too few shared tasks ({reason.units} < {reason.fewest})"
+    sides = " one-sided" if reason.one_sided else ""
+    if reason.holm:
+        test = f"Holm-adjusted{sides}"
+    else:
+        test = f"cluster {TEST_WORDS[reason.test]}" if reason.clustered else TEST_WORDS[reason.test]
+        test = f"one-sided {test}" if reason.one_sided else test
+    return f"{test} p = {p_text(reason.p, alpha)}"
+
+
+def needed_words(needed: int | None, n_shared: int, what: str = "tell", *, short: bool = False) -> str | None:
+    """ "about N tasks would <what>" ("~N tasks would <what>" when ``short``), or None with no estimate.
+
+    An estimate at or below the tasks already shared is never printed: the pair is not separated
+    at that size, which the estimate (a normal approximation of average power) does not undo.
+    """
+    if needed is None:
+        return None
+    if needed <= n_shared:
+        if short:
+            return f"{n_shared:,} shared tasks not enough"
+        return f"its {n_shared:,} shared tasks are not enough at this level"
+    if needed > 10**9:
+        return f"more than a billion tasks would {what}"
+    return f"{'~' if short else 'about '}{needed:,} tasks would {what}"
+
+
+def detectable_sentence(d: Detectable, what: str = "difference") -> str:
+    """What the suite can resolve at the level in force, in one sentence."""
+    if d.unit == "cluster" and d.reachable and not d.df >= FEW_DF:
+        # The figure is a normal approximation; at a handful of effective df the t quantiles of the
+        # intervals and the few sign patterns of the test leave much larger differences unresolved.
+        return (
+            f"With {d.n_shared:,} shared clusters and effective df as low as {d.df:.3g}, no "
+            f"normal-approximation figure of the {what} this suite detects holds."
+        )
+    sides = "" if d.two_sided else " one-sided"
+    if not d.reachable:
+        return (
+            f"With {d.n_shared:,} shared {d.unit}s this suite cannot detect a {what} of any size at this "
+            f"level ({d.level:.3g}{sides}): a sign-flip test needs at least {d.fewest:,} {d.unit}s "
+            "to reach it."
+        )
+    spread = "per-task differences" if d.unit == "task" else "the differences' cluster means"
+    return (
+        f"With {d.n_shared:,} shared {d.unit}s this suite detects a {what} of about "
+        f"±{d.difference:.3g} with {d.power:.0%} power at this level ({d.level:.3g}{sides}; paired, "
+        f"from the median spread {d.sd:.3g} of {spread})."
+    )
