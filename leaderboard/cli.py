@@ -10,6 +10,7 @@ from pathlib import Path
 from . import __version__
 from .config import Config, parse_weights, read_config, with_weights
 from .formats import ReadOptions, Session, comment_note, load_summary
+from .formats.parquet import export as export_parquet
 from .history_files import read_history
 from .loading import load_runs
 from .options import DEFAULT_ALPHA, DEFAULT_RESAMPLES, INPUTS, OPTIONS, Option
@@ -167,6 +168,9 @@ def _run(args: argparse.Namespace) -> int:
     with score_format(outcome.unit_scores and args.score_format != "fraction"):
         # stderr: stdout is the leaderboard itself, byte for byte the same for the same records.
         print(load_summary(session.report()), file=sys.stderr)
+        if args.export_parquet and (failure := export_parquet(runs, args.export_parquet)) is not None:
+            print(failure, file=sys.stderr)
+            return 1
         if (failed_line := failures_line(outcome.failures)) is not None:
             print(failed_line, file=sys.stderr)
         described = None

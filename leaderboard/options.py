@@ -176,6 +176,9 @@ OPTIONS: tuple[Option, ...] = (
            "(0: none); the CLI takes the earlier runs' files or directories named by commit, oldest first",
            what=f"an integer from 0 to {MAX_HISTORY_RUNS}", valid=lambda v: 0 <= v <= MAX_HISTORY_RUNS,
            metavar="FILE_OR_DIR"),
+    Option("export-parquet", "--export-parquet", None, "text", "",
+           "also write the validated records here as Parquet, a baseline that loads fast next time (empty: none)",
+           metavar="PATH"),
 )  # fmt: skip
 INPUTS = {o.input: o for o in OPTIONS if o.input is not None}
 STATISTICS = {o.key: o for o in OPTIONS if o.key is not None}

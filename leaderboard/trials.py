@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from operator import attrgetter
 
 from .records import EvalRun
+from .run_columns import RunColumns
 from .validation import validate_runs
 
 
@@ -42,8 +43,8 @@ def collapse_trials(runs: Sequence[EvalRun]) -> Sequence[EvalRun]:
     Raises :class:`~leaderboard.validation.InvalidEvalRuns` for invalid records, including
     the same (model, task, trial) twice.
     """
-    if _plain(runs):
-        return runs
+    if isinstance(runs, RunColumns) or _plain(runs):
+        return runs  # columns hold plain records only
     validate_runs(runs)
     groups: dict[tuple[str, str], list[EvalRun]] = {}
     for run in runs:
@@ -76,6 +77,8 @@ class Failures:
 
 def failures(runs: Sequence[EvalRun]) -> Failures:
     """Count the failed calls of ``runs`` (checked column by column first: the common case has none)."""
+    if isinstance(runs, RunColumns):
+        return Failures()  # plain records: no call failed
     errors = list(map(attrgetter("error"), runs))
     if set(map(type, errors)) <= {bool} and not any(errors):
         return Failures()

@@ -92,7 +92,8 @@ def check_install(wheel: Path, version: str) -> list[str]:
         venv = work / "venv"
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         py, cli = venv / "bin" / "python", venv / "bin" / "leaderboard"
-        subprocess.run([str(py), "-m", "pip", "install", "-q", str(wheel)], check=True, cwd=work)
+        # With the parquet extra, as the image installs it: requirements.txt is compiled with it.
+        subprocess.run([str(py), "-m", "pip", "install", "-q", f"{wheel}[parquet]"], check=True, cwd=work)
 
         listed = json.loads(subprocess.run([str(py), "-m", "pip", "list", "--format", "json"], check=True,
                                            capture_output=True, text=True, cwd=work).stdout)  # fmt: skip

@@ -24,7 +24,7 @@ import re
 import tempfile
 import urllib.parse
 import zipfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -409,7 +409,7 @@ class ArtifactLookup:
             fix if not expired else fix + ", and run it again (its artifacts expired: raise `retention-days`)",
         )
 
-    def download(self, artifact: _Artifact, branch: str) -> tuple[list[EvalRun], tuple[str, ...]]:
+    def download(self, artifact: _Artifact, branch: str) -> tuple[Sequence[EvalRun], tuple[str, ...]]:
         if artifact.size is not None and artifact.size > MAX_ZIP_BYTES:
             raise Missing(
                 f"artifact `{artifact.name}` is {artifact.size} bytes, more than the {MAX_ZIP_BYTES} allowed",

@@ -12,6 +12,7 @@ import io
 import json
 import os
 import sys
+import tempfile
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
@@ -24,6 +25,7 @@ from github import Github
 from ..baseline import Baseline, NoBaseline
 from ..config import Config, read_config
 from ..formats import Session, comment_note, load_summary
+from ..formats.parquet import export as export_parquet
 from ..loading import load_runs
 from ..options import INPUTS
 from ..pipeline import Options, run
@@ -61,7 +63,7 @@ from .github_api import (
     make_client,
 )
 from .history import resolve_history
-from .outputs import Content, OutputRefused, key_directory, write_inside
+from .outputs import Content, OutputRefused, copy_inside, key_directory, write_inside
 from .redact import hidden
 from .settings import Settings, SettingsError, parse_settings
 from .verdicts import (
@@ -177,7 +179,7 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
     # The configuration's problems and the files' are reported together.
     problems: list[Problem] = []
     config: Config | None = None
-    runs: list[EvalRun] = []
+    runs: Sequence[EvalRun] = []
     try:
         config = _config(settings)
     except InvalidEvalRuns as exc:
@@ -231,6 +233,7 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
             summary=summary if written else None,  # so the comment says truly what the summary holds
         ).text
         report, markdown = _write_files(settings, board, comment=body, commit=commit, sections=sections)
+        _export(settings, runs)
         outputs = {
             "report": report,
             "markdown": markdown,
@@ -355,6 +358,21 @@ def _write_files(
     write_inside(settings.workspace, directories, files)
     relative = "/".join(directories)
     return f"{relative}/report.json", f"{relative}/leaderboard.md"
+
+
+def _export(settings: Settings, runs: Sequence[EvalRun]) -> None:
+    """The ``export-parquet`` file: written outside the workspace, then copied in without following a link."""
+    if settings.export_parquet is None:
+        return
+    with tempfile.TemporaryDirectory(prefix="leaderboard-") as folder:
+        staged = os.path.join(folder, "records.parquet")
+        failure = export_parquet(runs, staged, shown=settings.export_parquet)
+        if failure is not None:
+            raise OutputRefused(
+                settings.export_parquet, failure.removeprefix(f"cannot write {settings.export_parquet}: ")
+            )
+        copy_inside(settings.workspace, settings.export_parquet, staged)
+    print(f"Records as Parquet: {settings.export_parquet}")
 
 
 def _event(settings: Settings) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import shutil
 import stat
 from collections.abc import Callable, Mapping, Sequence
 from typing import TextIO, cast
@@ -115,3 +116,50 @@ def write_inside(workspace: str, directories: Sequence[str], files: Mapping[str,
             _write_file(fd, name, text, "/".join([*shown, name]))
     finally:
         os.close(fd)
+
+
+def copy_inside(workspace: str, relative: str, source: str) -> None:
+    """Copy the file ``source`` (written outside the workspace) to ``workspace/relative``, following no link.
+
+    ``relative`` is a path the workflow chose (the ``export-parquet`` input): its folders are created
+    or reused as :func:`write_inside` does, and one that leaves the workspace is refused by name.
+    """
+    parts = relative.replace("\\", "/").split("/")
+    if relative.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        raise OutputRefused(relative, "must be a relative path inside the workspace, without '.' or '..' parts")
+    *folders, name = parts
+    try:
+        fd = os.open(workspace, _DIRECTORY)
+    except OSError as exc:
+        raise OutputRefused(".", f"cannot open the workspace: {exc.strerror or exc}") from exc
+    shown: list[str] = []
+    try:
+        for folder in folders:
+            shown.append(folder)
+            child = _open_directory(fd, folder, "/".join(shown))
+            os.close(fd)
+            fd = child
+        _copy_file(fd, name, source, relative)
+    finally:
+        os.close(fd)
+
+
+def _copy_file(directory: int, name: str, source: str, shown: str) -> None:
+    try:
+        info: os.stat_result | None = os.stat(name, dir_fd=directory, follow_symlinks=False)
+    except FileNotFoundError:
+        info = None
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        raise OutputRefused(shown, _refusal(directory, name, "a regular file"))
+    temporary = f".{name}.{secrets.token_hex(8)}.tmp"
+    try:
+        fd = os.open(
+            temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666, dir_fd=directory
+        )
+        with os.fdopen(fd, "wb") as out, open(source, "rb") as data:
+            shutil.copyfileobj(data, out)
+        os.replace(temporary, name, src_dir_fd=directory, dst_dir_fd=directory)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary, dir_fd=directory)
+        raise OutputRefused(shown, f"cannot write the file: {exc.strerror or exc}") from exc

@@ -69,6 +69,7 @@ class Settings:
     required_score: float = 1.0
     history: int = 0  # earlier base-branch runs to read (0: none); the input's default is 10
     score_format: ScoreFormat = "percent"  # scores in [0, 1] as percentages, or "fraction"
+    export_parquet: str | None = None  # a path relative to the workspace: the validated records as Parquet
 
     @property
     def read_options(self) -> ReadOptions:
@@ -145,6 +146,11 @@ def parse_settings(environ: Mapping[str, str]) -> Settings:
     if "\n" in config or "\x00" in config:
         problems.append("input 'config' must be one path (of a YAML file), relative to the workspace")
 
+    export = values["export-parquet"] or ""
+    parts = export.replace("\\", "/").split("/")
+    if export and (export.startswith("/") or "\x00" in export or any(p in ("", ".", "..") for p in parts)):
+        problems.append("input 'export-parquet' must be one file path relative to the workspace, without '.' or '..'")
+
     if problems:
         raise SettingsError(problems)
     comment = pick(values["comment"], COMMENT_MODES)
@@ -189,4 +195,5 @@ def parse_settings(environ: Mapping[str, str]) -> Settings:
         required_score=values["required-score"],
         history=values["history"],
         score_format=pick(values["score-format"], SCORE_FORMATS) or "percent",
+        export_parquet=export or None,
     )

@@ -1,5 +1,5 @@
-"""Reading eval results: the EvalRun format, and the harnesses' own output files (lm-evaluation-harness,
-Inspect, HELM, promptfoo, OpenAI evals).
+"""Reading eval results: the EvalRun format (JSON, JSON lines, CSV, Parquet), and the harnesses' own output
+files (lm-evaluation-harness, Inspect, HELM, promptfoo, OpenAI evals, Every Eval Ever).
 
 Each format has one reader with one signature (:data:`Reader`), listed in :data:`READERS`. One entry
 point, :class:`Session`, reads a file in the format its content shows (or the one the
@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import stat
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from .. import limits
 from ..records import EvalRun
 from ..validation import Problem
-from . import evalrun, helm, inspect_log, lm_eval, openai_evals, promptfoo
+from . import evalrun, every_eval_ever, helm, inspect_log, lm_eval, openai_evals, parquet, promptfoo
 from ._common import COMPANION_OF, FORMAT_NAMES, FileRead, ReadContext, Reader, ReadOptions, Refused
 from .detect import detect
 from .evalrun_records import Sink
@@ -136,6 +137,8 @@ READERS: dict[str, Reader] = {
     "helm": helm.read,
     "promptfoo": promptfoo.read,
     "openai-evals": openai_evals.read,
+    "every-eval-ever": every_eval_ever.read,
+    "parquet": parquet.read,
 }
 
 
@@ -157,7 +160,7 @@ class Session:
         unscored = sum(f.unscored for f in self._files)
         return Problem(f"no scored record in the files read ({_plural(unscored, 'unscored sample')} left out)")
 
-    def read(self, path: Path, name: str, sink: Sink) -> list[EvalRun]:
+    def read(self, path: Path, name: str, sink: Sink) -> Sequence[EvalRun]:
         """The records of the file at ``path`` in the format its content shows (or the ``format`` input
         names); its problems appended to ``sink.problems``."""
         context = ReadContext(sink, self.zip_limits, self._results)
@@ -165,12 +168,12 @@ class Session:
         if kind is None:
             return []
         read = FileRead(path, name, self.options, kind)
+        runs: Sequence[EvalRun] = []
         if kind == "evalrun":
             runs = READERS["evalrun"](read, context)
             self._files.append(FileReport(name, "evalrun", len(runs)))
             return runs
         problems = sink.problems
-        runs = []
         before = len(problems)
         try:
             runs = READERS[COMPANION_OF.get(kind, kind)](read, context)
@@ -201,7 +204,8 @@ class Session:
         recognised) is read as EvalRun, whose reader says why it cannot be read.
         """
         wanted = self.options.format
-        if wanted == "evalrun":
+        # Parquet holds EvalRun's own columns: "evalrun" reads it too, as the Parquet reader does.
+        if wanted == "evalrun" and not parquet.is_parquet(path):
             return "evalrun"
         try:
             info = path.stat()
@@ -211,7 +215,7 @@ class Session:
             return "evalrun"
         if not stat.S_ISREG(info.st_mode):
             return "evalrun"
-        if wanted == "auto":
+        if wanted in ("auto", "evalrun"):
             if kind is None or kind == "evalrun":
                 return "evalrun"
         elif kind is not None and wanted not in (kind, COMPANION_OF.get(kind)):
@@ -229,4 +233,4 @@ class Session:
             )
             return None
         self._budget -= info.st_size
-        return kind or wanted
+        return kind or wanted  # "evalrun" wanted here only for a Parquet file, its kind

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,11 +18,14 @@ from .ziplimits import ZipLimits
 if TYPE_CHECKING:
     from .lm_eval import Results
 
-FORMAT_NAMES = ("auto", "evalrun", "lm-eval", "inspect", "helm", "promptfoo", "openai-evals")
-# What detection can say besides the six input formats: files read only with another one.
+FORMAT_NAMES = (
+    "auto", "evalrun", "lm-eval", "inspect", "helm", "promptfoo", "openai-evals", "every-eval-ever", "parquet",
+)  # fmt: skip
+# What detection can say besides the input formats: files read only with another one.
 LM_EVAL_RESULTS = "lm-eval results"
 HELM_RUN_FILE = "helm run file"
-COMPANION_OF = {LM_EVAL_RESULTS: "lm-eval", HELM_RUN_FILE: "helm"}
+EEE_AGGREGATE = "every-eval-ever aggregate"
+COMPANION_OF = {LM_EVAL_RESULTS: "lm-eval", HELM_RUN_FILE: "helm", EEE_AGGREGATE: "every-eval-ever"}
 
 
 @dataclass(frozen=True)
@@ -146,7 +149,7 @@ class FileRead:
         return sum(len(held.calls) for held in self._trials.values() if len(held.calls) > 1)
 
 
-Reader = Callable[["FileRead", ReadContext], list[EvalRun]]
+Reader = Callable[["FileRead", ReadContext], Sequence[EvalRun]]
 """Every format's reader: one file's records; problems in ``FileRead.problems`` (the EvalRun reader's,
 which are judged with every file of the load, in ``ReadContext.sink``). A reader may raise
 :class:`Refused` with the one problem that stops the file."""

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import helm, lm_eval
-from ._common import HELM_RUN_FILE, LM_EVAL_RESULTS
+from . import every_eval_ever, helm, lm_eval, parquet
+from ._common import EEE_AGGREGATE, HELM_RUN_FILE, LM_EVAL_RESULTS
 from ._json import read_head, sniff
 
 _LM_EVAL_RESULTS_KEYS = frozenset({"configs", "versions", "n-shot", "group_subtasks", "higher_is_better"})
@@ -21,12 +21,19 @@ def detect(path: Path) -> str | None:
     head, complete = read_head(path)
     if head.startswith(b"PK\x03\x04") or head.startswith(b"PK\x05\x06"):
         return "inspect"  # of the formats read here, only Inspect writes zips
+    if head.startswith(parquet.MAGIC):
+        return parquet.FORMAT
     if path.name == helm.PER_INSTANCE:
         return "helm"
     if helm.is_run_file(path):
         return HELM_RUN_FILE
     shape = sniff(head.decode("utf-8", errors="replace"), complete)
     keys = shape.keys
+    # Before EvalRun's test: an Every Eval Ever sample line has a model_id too.
+    if keys >= every_eval_ever.SAMPLE_KEYS and shape.kind in ("lines", "object"):
+        return every_eval_ever.FORMAT
+    if keys >= every_eval_ever.AGGREGATE_KEYS and shape.kind == "object":
+        return EEE_AGGREGATE
     if "model_id" in keys or "runs" in keys:
         return "evalrun"
     if shape.kind == "lines" or (shape.kind == "object" and "doc_id" in keys):

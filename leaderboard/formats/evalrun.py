@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import io
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, BinaryIO
 
 from ..numbers import parse_decimal, parse_integer
@@ -18,6 +18,7 @@ from ..paths import open_regular, over_budget
 from ..records import EvalRun, Source
 from ..validation import FIELDS, listed
 from ._common import FileRead, ReadContext
+from .evalrun_fast import read_jsonl
 from .evalrun_json import JsonDocument, KeyCheckingDecoder, parse_failure
 from .evalrun_records import Sink, build
 
@@ -25,13 +26,16 @@ FORMATS = (".json", ".jsonl", ".csv")
 BOM = b"\xef\xbb\xbf"
 
 
-def read(file: FileRead, context: ReadContext) -> list[EvalRun]:
+def read(file: FileRead, context: ReadContext) -> Sequence[EvalRun]:
     """The records of an EvalRun file, its problems noted in ``context.sink``."""
     sink = context.sink
     name = file.name
     reader = _READERS.get(file.path.suffix.lower())
     if reader is None:
-        sink.problem(f"unknown format {file.path.suffix!r}: use .json, .jsonl or .csv", name)
+        if file.path.suffix.lower() == ".parquet":
+            sink.problem("not a Parquet file: it does not start with the bytes PAR1", name)
+        else:
+            sink.problem(f"unknown format {file.path.suffix!r}: use .json, .jsonl, .csv or Parquet", name)
         return []
     before = len(sink.problems)
     handle = open_regular(file.path, name, sink.problems, sink.budget)
@@ -39,6 +43,11 @@ def read(file: FileRead, context: ReadContext) -> list[EvalRun]:
         return []
     with handle:
         try:
+            if reader is _read_jsonl:
+                columns = read_jsonl(handle, name, sink)
+                if columns is not None:
+                    return columns
+                handle.seek(0)  # the precise reader: every problem, at its line
             runs = reader(handle, name, sink)
         except OSError as exc:
             sink.problem(f"cannot read the file: {exc.strerror or exc}", name)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..records import EvalRun, LeaderboardRow, PairwiseDiff
+from ..run_columns import RunColumns
 from .cache import prepared
 from .clustering import CLUSTER_BY, ClusterBy, DesignEffect
 from .design import Clusters, category_design, cluster_summary
@@ -109,7 +110,7 @@ def analyse(
     if rank_by not in RANK_BY:
         raise ValueError(f"rank_by must be one of {', '.join(RANK_BY)}, got {rank_by!r}")
     check_correction(correction)
-    runs = list(runs)
+    runs = runs if isinstance(runs, RunColumns) else list(runs)  # columns stay columns: no record objects
     ready = prepared(runs, b, seed, cluster_by, weights)
     if ready is None:
         empty = PairTable((), empty_columns(), alpha, correction)

@@ -10,9 +10,11 @@ records equal by value can still differ in what validation refuses (``True`` and
 from __future__ import annotations
 
 import operator
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..records import EvalRun
+from ..run_columns import RunColumns
 from ..trials import collapse_trials
 from .bootstrap import BootstrapEngine
 from .clustering import ClusterBy
@@ -38,7 +40,7 @@ class Prepared:
 @dataclass(frozen=True)
 class _Entry:
     parameters: tuple[object, ...]
-    runs: tuple[EvalRun, ...]
+    runs: Sequence[EvalRun]  # a tuple of the records, or the columns themselves
     prepared: Prepared | None
 
 
@@ -51,17 +53,21 @@ def forget() -> None:
     _last = None
 
 
-def prepared(runs: list[EvalRun], b: int, seed: int, cluster_by: ClusterBy, weights: TaskWeights) -> Prepared | None:
+def _same(kept: Sequence[EvalRun], runs: Sequence[EvalRun]) -> bool:
+    """The very records analysed last (columns: the very columns, never read record by record)."""
+    if isinstance(kept, RunColumns) or isinstance(runs, RunColumns):
+        return kept is runs
+    return len(kept) == len(runs) and all(map(operator.is_, kept, runs))
+
+
+def prepared(
+    runs: Sequence[EvalRun], b: int, seed: int, cluster_by: ClusterBy, weights: TaskWeights
+) -> Prepared | None:
     """The preparation of ``runs`` for these parameters (None with no scored record), made once per records."""
     global _last
     parameters: tuple[object, ...] = (b, seed, cluster_by, weights)
     last = _last
-    if (
-        last is not None
-        and last.parameters == parameters
-        and len(last.runs) == len(runs)
-        and all(map(operator.is_, last.runs, runs))
-    ):
+    if last is not None and last.parameters == parameters and _same(last.runs, runs):
         return last.prepared
     # Trials averaged and failed calls dropped first, so everything below resamples tasks (cases).
     scored = collapse_trials(runs)
@@ -71,5 +77,5 @@ def prepared(runs: list[EvalRun], b: int, seed: int, cluster_by: ClusterBy, weig
         design = task_design(runs, matrix, cluster_by, weights)
         engine = BootstrapEngine(matrix, b, seed, design.weight)
         result = Prepared(matrix, design, engine, engine.models() if design.cluster is None else None)
-    _last = _Entry(parameters, tuple(runs), result)
+    _last = _Entry(parameters, runs if isinstance(runs, RunColumns) else tuple(runs), result)
     return result

@@ -12,6 +12,7 @@ from numpy.typing import NDArray
 
 from ..limits import MAX_ID_LENGTH
 from ..records import EvalRun
+from ..run_columns import RunColumns
 from ..validation import encodable, validate_runs
 from .resampling import FloatArray
 
@@ -58,6 +59,8 @@ def score_matrix(runs: Sequence[EvalRun]) -> ScoreMatrix:
     A cheap columnar check passes any valid input; only a failure pays for the
     record-by-record report that names every problem.
     """
+    if isinstance(runs, RunColumns):
+        return _columns_matrix(runs)
     if set(map(type, runs)) != {EvalRun}:
         validate_runs(runs)
     model_col, task_col, category_col = (_column(runs, n) for n in ("model_id", "task_id", "category"))
@@ -121,3 +124,26 @@ def row_sums(values: FloatArray, mask: NDArray[np.bool_]) -> FloatArray:
         return np.zeros(values.shape[0])
     # + 0.0 turns a -0.0 total into 0.0, which the JSON report would otherwise print as -0.0.
     return np.asarray(np.cumsum(np.where(mask, values, 0.0), axis=1)[:, -1] + 0.0)
+
+
+def _columns_matrix(runs: RunColumns) -> ScoreMatrix:
+    """The matrix of records the loader read as columns: checked as they were read, ids sorted, no pair twice."""
+    shape = (len(runs.models), len(runs.tasks))
+    cell = runs.cell_codes()
+    values = np.full(shape, np.nan)
+    values.flat[cell] = runs.score
+    category_index = np.full(shape, -1, dtype=np.int64)
+    # Only the categories some record has: a code column may index a longer list after a merge.
+    used = np.unique(runs.category)
+    category_index.flat[cell] = np.searchsorted(used, runs.category)
+    weights = runs.weight
+    return ScoreMatrix(
+        model_ids=runs.models,
+        task_ids=runs.tasks,
+        scores=values,
+        present=~np.isnan(values),
+        category_index=category_index,
+        categories=tuple(runs.categories[k] for k in used),
+        weights_ignored=bool(np.any(weights != 1.0)),
+        weights=None if bool(np.all(weights == 1.0)) else _cells(shape, cell, weights),
+    )

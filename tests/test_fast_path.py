@@ -1,0 +1,144 @@
+"""The fast path for EvalRun JSON lines: the same records as the precise reader, or the precise reader itself.
+
+A file of plain records is decoded by DuckDB into columns; any line the fast path cannot vouch for sends the
+whole file to the precise reader, which names every problem at its line.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from leaderboard import EvalRun, InvalidEvalRuns, analyse, load_runs
+from leaderboard.formats import evalrun
+from leaderboard.run_columns import RunColumns
+
+pytest.importorskip("duckdb")
+
+
+def line(model: str = "m", task: str = "t", score: object = 0.5, **fields: object) -> str:
+    return json.dumps({"model_id": model, "task_id": task, "metric_name": "acc", "score": score, **fields})
+
+
+def write(path: Path, lines: Sequence[str], end: str = "\n") -> Path:
+    path.write_text(end.join(lines) + end, encoding="utf-8")
+    return path
+
+
+def precise(paths: Sequence[Path], monkeypatch: pytest.MonkeyPatch) -> list[EvalRun]:
+    """What the precise reader alone gives (its records, or its problems raised)."""
+    with monkeypatch.context() as patched:
+        patched.setattr(evalrun, "read_jsonl", lambda handle, name, sink: None)
+        return list(load_runs([str(p) for p in paths]))
+
+
+def problems_of(paths: Sequence[Path]) -> list[str]:
+    with pytest.raises(InvalidEvalRuns) as caught:
+        load_runs([str(p) for p in paths])
+    return [str(p) for p in caught.value.problems]
+
+
+SUITE = [line(f"model-{m}", f"task-{t}", (m + t) % 11 / 10, category=f"c{t % 3}") for m in range(3) for t in range(50)]
+
+
+def test_a_file_of_plain_records_is_read_as_columns(tmp_path: Path) -> None:
+    runs = load_runs([str(write(tmp_path / "runs.jsonl", SUITE))])
+    assert isinstance(runs, RunColumns) and len(runs) == 150
+
+
+def test_the_columns_are_the_records_the_precise_reader_gives_in_their_order_and_places(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = [write(tmp_path / "a.jsonl", SUITE[:70]), write(tmp_path / "b.jsonl", SUITE[70:])]
+    fast = load_runs([str(p) for p in files])
+    assert isinstance(fast, RunColumns)
+    slow = precise(files, monkeypatch)
+    assert list(fast) == slow
+    assert [r.source for r in fast] == [r.source for r in slow]
+
+
+def test_the_leaderboard_of_the_columns_is_that_of_the_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write(tmp_path / "runs.jsonl", SUITE)
+    assert analyse(load_runs([str(path)]), b=400, seed=3) == analyse(precise([path], monkeypatch), b=400, seed=3)
+
+
+def test_a_bad_score_on_line_400000_of_500000_is_named_at_that_line(tmp_path: Path) -> None:
+    path = tmp_path / "runs.jsonl"
+    lines = [f'{{"model_id": "m{i % 50}", "task_id": "t{i // 50}", "metric_name": "acc", "score": 0.5}}'
+             for i in range(500_000)]  # fmt: skip
+    lines[399_999] = lines[399_999].replace('"score": 0.5', '"score": 1.5')
+    write(path, lines)
+    assert problems_of([path]) == [
+        f"{path}:400000: score: 1.5 is outside [0, 1]; normalise the metric to a fraction upstream"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        (line(score="0.5"), "a string score (DuckDB would cast it)"),
+        (line(score=True), "a boolean score (DuckDB would cast it)"),
+        (line(model=7), "a number for an id (DuckDB would cast it)"),
+        (line(weight="2"), "a string weight (DuckDB would cast it)"),
+        (line(category=5), "a number for a category (DuckDB would cast it)"),
+        ('{"model_id": "m", "model_id": "n", "task_id": "t", "metric_name": "acc", "score": 0.5}', "a key twice"),
+        (line(note=1)[:-1] + ', "note": 2}', "a key DuckDB is not asked for, twice"),
+        (line(task="t "), "an id with whitespace at an end"),
+        (line(category=" c"), "a category with whitespace at an end"),
+        (line(weight=0), "a weight of 0"),
+        (line(score=float("nan")), "NaN"),
+        ("[1, 2]", "not an object"),
+        ("{not json", "broken JSON"),
+    ],
+)  # fmt: skip
+def test_a_line_the_fast_path_cannot_vouch_for_gives_every_problem_the_precise_reader_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, why: str
+) -> None:
+    path = write(tmp_path / "runs.jsonl", [*SUITE[:40], text, *SUITE[40:]])
+    fast = problems_of([path])
+    with pytest.raises(InvalidEvalRuns) as caught:
+        precise([path], monkeypatch)
+    assert fast == [str(p) for p in caught.value.problems] and any(":41:" in p for p in fast), why
+
+
+@pytest.mark.parametrize(
+    ("lines", "end"),
+    [
+        ([*SUITE[:5], "", *SUITE[5:]], "\n"),  # a blank line: the line numbers are not the rows'
+        (SUITE, "\r\n"),  # Windows line ends
+        ([line(trial=1), line(trial=2), *SUITE], "\n"),  # a call field
+        ([line(category=None, weight=None), *SUITE], "\n"),  # null optional fields
+        (["\ufeff" + SUITE[0], *SUITE[1:]], "\n"),  # a byte-order mark
+        ([line(task="caf\u00e9"), *SUITE], "\n"),  # a non-ASCII id in NFC
+        ([line(task="t\u0301"), *SUITE], "\n"),  # an id not in NFC: kept in NFC
+        ([line(task="\ud800"), *SUITE], "\n"),  # a lone surrogate escape
+    ],
+)
+def test_a_valid_file_off_the_fast_path_gives_the_same_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lines: list[str], end: str
+) -> None:
+    path = write(tmp_path / "runs.jsonl", lines, end)
+    fast = load_runs([str(path)])
+    assert list(fast) == precise([path], monkeypatch)
+    assert [r.source for r in fast] == [r.source for r in precise([path], monkeypatch)]
+
+
+def test_a_pair_in_two_files_read_as_columns_is_named_at_both_places(tmp_path: Path) -> None:
+    a, b = write(tmp_path / "a.jsonl", SUITE[:10]), write(tmp_path / "b.jsonl", SUITE[9:20])
+    (problem,) = problems_of([a, b])
+    assert problem.startswith(f"{b}:1:") and f"{a}:10" in problem
+
+
+def test_columns_merged_from_files_keep_each_files_ids_and_places(tmp_path: Path) -> None:
+    a = write(tmp_path / "a.jsonl", [line("x", "t1", 0.1, category="k"), line("y", "t2", 0.2)])
+    b = write(tmp_path / "b.jsonl", [line("a", "t0", 0.3, weight=2), line("x", "t2", 0.4, category="k")])
+    runs = load_runs([str(a), str(b)])
+    assert isinstance(runs, RunColumns)
+    assert [(r.model_id, r.task_id, r.score, r.category, r.weight, str(r.source)) for r in runs] == [
+        ("x", "t1", 0.1, "k", 1.0, f"{a}:1"), ("y", "t2", 0.2, "general", 1.0, f"{a}:2"),
+        ("a", "t0", 0.3, "general", 2.0, f"{b}:1"), ("x", "t2", 0.4, "k", 1.0, f"{b}:2"),
+    ]  # fmt: skip
+    assert runs.models == tuple(sorted(runs.models)) and runs.tasks == tuple(sorted(runs.tasks))
