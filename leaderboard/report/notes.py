@@ -9,7 +9,7 @@ from ..stats.clustering import FEW_DF, LARGEST_SHARE_WARNING
 from ..stats.significance import min_tasks
 from .formatting import EXTENDED, count
 from .markdown import confidence_label, md_code
-from .reasons import detectable_sentence
+from .reasons import best_set_sentence, detectable_sentence
 from .tables import CHECK, FEW_CATEGORY_TASKS, TIED
 
 
@@ -97,9 +97,9 @@ def scope_line(board: Leaderboard) -> str | None:
     table = board.pairs
     if board.correction == "holm":
         scope = (
-            "Rank ranges, the top group, the verdict, vs next and every pairwise decision hold together: the "
-            f"chance of any false claim in this table is at most {board.alpha:g} (Holm's step-down over "
-            f"{count(table.family, 'pair')})."
+            "Rank ranges, vs next and every pairwise decision hold together: the chance of any false claim "
+            f"in this table is at most {board.alpha:g} (Holm's step-down over {count(table.family, 'pair')})."
+            f"{best_set_sentence(board)}"
             if table.family
             else f"No pair's test can reach {board.alpha:g} at this size, so no pair is separated and every rank "
             "range is the whole table."

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 from ..records import Reason, Why
+from ..stats.analysis import Leaderboard
 from ..stats.clustering import FEW_DF
 from ..stats.family import Detectable
 
@@ -96,4 +97,17 @@ def detectable_sentence(d: Detectable, what: str = "difference") -> str:
         f"With {d.n_shared:,} shared {d.unit}s this suite detects a {what} of about "
         f"±{d.difference:.3g} with {d.power:.0%} power at this level ({d.level:.3g}{sides}; paired, "
         f"from the median spread {d.sd:.3g} of {spread})."
+    )
+
+
+def best_set_sentence(board: Leaderboard) -> str:
+    """How the verdict and the top group (the confidence set for the best) were made, with its guarantee."""
+    best = board.best
+    if best is None or not best.family or best.comparisons < 2:
+        return ""
+    return (
+        f" The verdict and the top group (best rank 1) are a {1 - best.alpha:.0%} confidence set for the best: a "
+        f"model is left out when another is ahead of it one-sided at {best.per_comparison:.3g} (alpha over its "
+        f"{best.comparisons:,} comparisons, Bonferroni), so the set holds the best model with probability at least "
+        f"{1 - best.alpha:.0%}, however many models rank far below."
     )

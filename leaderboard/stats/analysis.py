@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..records import EvalRun, LeaderboardRow, PairwiseDiff
+from .best import BestSet, best_set, in_set
 from .cache import prepared
 from .clustering import CLUSTER_BY, ClusterBy, DesignEffect
 from .design import Clusters, category_design, cluster_summary
@@ -47,6 +48,7 @@ class Leaderboard:
     design: DesignEffect | None = None  # the categories' design effect, when clustering is off
     task_weights: TaskWeights = "ignore"
     binary_models: int = 0  # models whose scores are all 0/1: their CI is Wilson's
+    best: BestSet | None = None  # the confidence set for the best (stats/best.py), None without pairs
 
     def pair(self, i: int, j: int) -> PairwiseDiff:
         """The comparison of the models at ranks ``i`` and ``j`` (1-based), oriented as stored."""
@@ -63,7 +65,7 @@ class Leaderboard:
 
     @property
     def top_group(self) -> tuple[str, ...]:
-        """Every model no other model is significantly ahead of (best rank 1)."""
+        """The confidence set for the best (stats/best.py): the models whose best rank is 1."""
         return tuple(row.model_id for row in self.rows if row.rank_lo == 1)
 
     def detectable(self) -> Detectable | None:
@@ -122,8 +124,10 @@ def analyse(
     if pairs:
         table = pair_table(matrix, engine, theta if theta is not None else np.zeros((0, b)), means, order, alpha,
                             correction, design)  # fmt: skip
-        rows = rank_ranges(rows, table)
+        best = best_set(table)
+        rows = rank_ranges(rows, table, in_set(best, table.ranked_ids))
     else:
+        best = None
         table = PairTable([matrix.model_ids[m] for m in order], empty_columns(), alpha, correction, clustered=clustered)
     return Leaderboard(
         rows=tuple(rows),
@@ -145,4 +149,5 @@ def analyse(
         design=category_design(matrix) if not clustered else None,
         task_weights=weights,
         binary_models=int(binary_models(matrix).sum()),
+        best=best,
     )
