@@ -9,7 +9,7 @@ from ..stats.clustering import FEW_DF, LARGEST_SHARE_WARNING
 from ..stats.significance import min_tasks
 from .formatting import EXTENDED, count
 from .markdown import confidence_label, md_code
-from .reasons import best_set_sentence, detectable_sentence
+from .reasons import best_set_sentence, category_best_sentence, detectable_sentence
 from .tables import CHECK, FEW_CATEGORY_TASKS, TIED
 
 
@@ -148,6 +148,9 @@ def notes(board: Leaderboard, *, extended: bool) -> list[str]:
             "excluded 0 but the exact test did not confirm the difference: "
             "the interval is shown extended to 0."
         )
+    best_line = category_best_sentence(board)
+    if best_line is not None:
+        out.append(best_line)
     if any(n < FEW_CATEGORY_TASKS for n in board.category_tasks.values()):
         out.append(f"⚠ A category with fewer than {FEW_CATEGORY_TASKS} tasks: its means say little.")
     if board.weights_ignored and board.task_weights == "apply":

@@ -12,6 +12,7 @@ import math
 
 from ..records import Reason, Why
 from ..stats.analysis import Leaderboard
+from ..stats.categories import MIN_TASKS, NoBest
 from ..stats.clustering import FEW_DF
 from ..stats.family import Detectable
 
@@ -110,4 +111,33 @@ def best_set_sentence(board: Leaderboard) -> str:
         f"model is left out when another is ahead of it one-sided at {best.per_comparison:.3g} (alpha over its "
         f"{best.comparisons:,} comparisons, Bonferroni), so the set holds the best model with probability at least "
         f"{1 - best.alpha:.0%}, however many models rank far below."
+    )
+
+
+def no_best_words(why: NoBest | None) -> str:
+    """A category row's Best cell when its comparisons name no winner."""
+    if why is NoBest.FEW_TASKS:
+        return f"no winner named (< {MIN_TASKS} tasks)"
+    if why is NoBest.ONE_MODEL:
+        return "one model"
+    return "no clear best"
+
+
+def category_best_sentence(board: Leaderboard) -> str | None:
+    """How a category's Best was decided, when the table names or withholds one."""
+    tested = [t for t in board.category_best if t.why is not NoBest.ONE_MODEL]
+    if not tested:
+        return None
+    level = tested[0].level
+    family = board.correction != "none"
+    return (
+        f"**Best** in a category: the model with the top mean there, named only when it is ahead of every other "
+        f"model in the category on the category's tasks, each one-sided at {level:.3g}"
+        + (
+            " (alpha over every comparison of the categories' leaders, Bonferroni: the chance of any false name "
+            f"in the table is at most {board.alpha:g})"
+            if family
+            else " (each comparison on its own)"
+        )
+        + f"; with fewer than {MIN_TASKS} tasks no winner is named. Otherwise the row says no clear best."
     )

@@ -15,6 +15,7 @@ import numpy as np
 from ..records import EvalRun, LeaderboardRow, PairwiseDiff
 from .best import BestSet, best_set, in_set
 from .cache import prepared
+from .categories import CategoryBest, category_best
 from .clustering import CLUSTER_BY, ClusterBy, DesignEffect
 from .design import Clusters, category_design, cluster_summary
 from .family import DEFAULT_CORRECTION, Correction, Detectable, check_correction, detectable
@@ -49,6 +50,8 @@ class Leaderboard:
     task_weights: TaskWeights = "ignore"
     binary_models: int = 0  # models whose scores are all 0/1: their CI is Wilson's
     best: BestSet | None = None  # the confidence set for the best (stats/best.py), None without pairs
+    # Each category's leader and whether its own comparisons name it best (stats/categories.py); () without pairs.
+    category_best: tuple[CategoryBest, ...] = ()
 
     def pair(self, i: int, j: int) -> PairwiseDiff:
         """The comparison of the models at ranks ``i`` and ``j`` (1-based), oriented as stored."""
@@ -126,8 +129,9 @@ def analyse(
                             correction, design)  # fmt: skip
         best = best_set(table)
         rows = rank_ranges(rows, table, in_set(best, table.ranked_ids))
+        winners = category_best(matrix, design, alpha, correction, seed)
     else:
-        best = None
+        best, winners = None, ()
         table = PairTable([matrix.model_ids[m] for m in order], empty_columns(), alpha, correction, clustered=clustered)
     return Leaderboard(
         rows=tuple(rows),
@@ -150,4 +154,5 @@ def analyse(
         task_weights=weights,
         binary_models=int(binary_models(matrix).sum()),
         best=best,
+        category_best=winners,
     )
