@@ -12,6 +12,8 @@ Every rate is printed with its Monte Carlo SE, every mean size with its SE.
 * simulated: continuous scores, a per-task difficulty shared by every model plus noise; true
   means spread evenly below the best (10 x 200, 30 x 500, 50 x 200). P(the set holds the true
   best), mean size of the set, and P(every rank range holds its true rank).
+* equal: every model has the same true mean, the least favourable case for the guarantee (each
+  model is a best, so P(m00 is left out) is at most alpha by the argument of stats/best.py).
 * far-below: the example (6 models) and the example with 9 models far below: the top group.
 * realdata: MTEB (eng v2) and SWE-bench Verified: the top group on the data, and its mean size on
   bootstrap worlds (tasks resampled; the true best is the data's leader).
@@ -69,7 +71,7 @@ def simulated(models: int, tasks: int, reps: int, spread: float) -> None:
     hold_before = hold_after = ranks_hold = 0
     size_before: list[float] = []
     size_after: list[float] = []
-    truth = 0.60 - spread * np.arange(models) / (models - 1)  # m00 is the true best
+    truth = 0.60 - spread * np.arange(models) / (models - 1)  # m00 is the true best (one of them when spread = 0)
     for rep in range(reps):
         rng = np.random.default_rng(10_000 * models + rep)
         difficulty = rng.normal(0.0, 0.15, tasks)
@@ -146,7 +148,7 @@ def realdata(reps: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--reps", type=int, default=200)
-    parser.add_argument("--only", choices=("simulated", "far-below", "realdata"))
+    parser.add_argument("--only", choices=("simulated", "equal", "far-below", "realdata"))
     args = parser.parse_args()
     if args.only in (None, "far-below"):
         print("far-below:")
@@ -155,6 +157,10 @@ def main() -> None:
         print("simulated:")
         for models, tasks, spread in ((10, 200, 0.10), (30, 500, 0.15), (50, 200, 0.20)):
             simulated(models, tasks, args.reps, spread)
+    if args.only in (None, "equal"):
+        print("equal (the least favourable case: every model is a best; the rate is for m00):")
+        for models, tasks in ((10, 200), (50, 200)):
+            simulated(models, tasks, args.reps, 0.0)
     if args.only in (None, "realdata"):
         print("realdata:")
         realdata(max(20, args.reps // 4))

@@ -141,6 +141,7 @@ def report_dict(
             "normal_min_effective_tasks": NORMAL_MIN_EFFECTIVE,
             "cluster_by": board.clustering.by if board.clustering is not None else "none",
             "task_weights": board.task_weights,
+            "failed_calls": board.failed_calls,
         },
         "counts": {
             "runs": board.n_runs,

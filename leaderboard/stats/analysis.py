@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..records import EvalRun, LeaderboardRow, PairwiseDiff
+from ..trials import DEFAULT_FAILED_CALLS, FAILED_CALLS, FailedCalls
 from .best import BestSet, best_set, in_set
 from .cache import prepared
 from .categories import CategoryBest, category_best
@@ -52,6 +53,7 @@ class Leaderboard:
     best: BestSet | None = None  # the confidence set for the best (stats/best.py), None without pairs
     # Each category's leader and whether its own comparisons name it best (stats/categories.py); () without pairs.
     category_best: tuple[CategoryBest, ...] = ()
+    failed_calls: FailedCalls = DEFAULT_FAILED_CALLS  # how failed calls were scored (trials.py)
 
     def pair(self, i: int, j: int) -> PairwiseDiff:
         """The comparison of the models at ranks ``i`` and ``j`` (1-based), oriented as stored."""
@@ -94,6 +96,7 @@ def analyse(
     correction: Correction = DEFAULT_CORRECTION,
     cluster_by: ClusterBy = "none",
     weights: TaskWeights = "ignore",
+    failed_calls: FailedCalls = DEFAULT_FAILED_CALLS,
 ) -> Leaderboard:
     """The whole leaderboard in one pass: ranked rows and (optionally) every pairwise comparison.
 
@@ -103,7 +106,8 @@ def analyse(
 
     ``cluster_by`` ("category" or "cluster") makes every interval and test treat the task's
     cluster as the unit (stats/clustering.py); ``weights="apply"`` applies task weights
-    (stats/weights.py).
+    (stats/weights.py). ``failed_calls="zero"`` (the default) scores a failed call 0, so a model whose calls
+    fail on the hard tasks is not ahead for it; ``"exclude"`` leaves failed calls out.
     """
     check_b_alpha(b, alpha)
     if cluster_by not in CLUSTER_BY:
@@ -114,11 +118,16 @@ def analyse(
     if rank_by not in RANK_BY:
         raise ValueError(f"rank_by must be one of {', '.join(RANK_BY)}, got {rank_by!r}")
     check_correction(correction)
+    if failed_calls not in FAILED_CALLS:
+        raise ValueError(f"failed_calls must be one of {', '.join(FAILED_CALLS)}, got {failed_calls!r}")
     runs = list(runs)
-    ready = prepared(runs, b, seed, cluster_by, weights)
+    ready = prepared(runs, b, seed, cluster_by, weights, failed_calls)
     if ready is None:
         empty = PairTable((), empty_columns(), alpha, correction)
-        return Leaderboard((), empty, alpha, b, seed, rank_by, len(runs), 0, 0, (), False, correction, 0, pairs)
+        return Leaderboard(
+            (), empty, alpha, b, seed, rank_by, len(runs), 0, 0, (), False, correction, 0, pairs,
+            failed_calls=failed_calls,
+        )  # fmt: skip
     matrix, design, engine, theta = ready.matrix, ready.design, ready.engine, ready.theta
     rows, means, df = model_rows(matrix, theta, alpha, rank_by, design)
     index = {m: i for i, m in enumerate(matrix.model_ids)}
@@ -155,4 +164,5 @@ def analyse(
         binary_models=int(binary_models(matrix).sum()),
         best=best,
         category_best=winners,
+        failed_calls=failed_calls,
     )
