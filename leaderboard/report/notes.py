@@ -7,6 +7,7 @@ import math
 from ..stats.analysis import Leaderboard
 from ..stats.clustering import FEW_DF, LARGEST_SHARE_WARNING
 from ..stats.significance import min_tasks
+from .cluster_note import cluster_check_note
 from .formatting import EXTENDED, count
 from .markdown import confidence_label, md_code
 from .reasons import best_set_sentence, category_best_sentence, detectable_sentence
@@ -71,22 +72,8 @@ def cluster_notes(board: Leaderboard) -> list[str]:
                 f"⚠ Few effective clusters: {' and '.join(why)}; intervals are wide and few differences can be "
                 "significant — that is the suite's resolution, not noise in the numbers."
             )
-    elif board.design is not None:
-        d = board.design
-        icc = f"{d.icc_lo:.2f}" if round(d.icc_lo, 2) == round(d.icc_hi, 2) else f"{d.icc_lo:.2f}-{d.icc_hi:.2f}"
-        line = (
-            f"Design effect of the {d.categories:,} categories: {d.design_effect:.2g} (intra-category correlation "
-            f"of scores {icc})"
-        )
-        if d.warns:
-            line += (
-                f": if tasks in a category are related, the intervals are about {math.sqrt(d.design_effect):.2g}x "
-                "too narrow and some differences not real; set `cluster-by: category` (CLI `--cluster-by "
-                "category`) to treat each category as one unit."
-            )
-        else:
-            line += ": below 2, treating tasks as independent costs little."
-        out.append(line)
+    elif (note := cluster_check_note(board)) is not None:
+        out.append(note)
     return out
 
 

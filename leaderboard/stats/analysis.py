@@ -17,6 +17,7 @@ from ..trials import DEFAULT_FAILED_CALLS, FAILED_CALLS, FailedCalls
 from .best import BestSet, best_set, in_set
 from .cache import prepared
 from .categories import CategoryBest, category_best
+from .cluster_check import ClusterCheck, cluster_check
 from .clustering import CLUSTER_BY, ClusterBy, DesignEffect
 from .design import Clusters, category_design, cluster_summary
 from .family import DEFAULT_CORRECTION, Correction, Detectable, check_correction, detectable
@@ -54,6 +55,8 @@ class Leaderboard:
     # Each category's leader and whether its own comparisons name it best (stats/categories.py); () without pairs.
     category_best: tuple[CategoryBest, ...] = ()
     failed_calls: FailedCalls = DEFAULT_FAILED_CALLS  # how failed calls were scored (trials.py)
+    # The claims recomputed with each category as one unit (stats/cluster_check.py), when clustering is off.
+    cluster_check: ClusterCheck | None = None
 
     def pair(self, i: int, j: int) -> PairwiseDiff:
         """The comparison of the models at ranks ``i`` and ``j`` (1-based), oriented as stored."""
@@ -139,8 +142,15 @@ def analyse(
         best = best_set(table)
         rows = rank_ranges(rows, table, in_set(best, table.ranked_ids))
         winners = category_best(matrix, design, alpha, correction, seed)
+        widths = np.zeros(len(matrix.model_ids))
+        for row in rows:
+            widths[index[row.model_id]] = row.mean_ci_hi - row.mean_ci_lo
+        check = cluster_check(
+            matrix, engine, design, table, means, order, alpha, rank_by, correction, widths,
+            tuple(best.members),
+        )  # fmt: skip
     else:
-        best, winners = None, ()
+        best, winners, check = None, (), None
         table = PairTable([matrix.model_ids[m] for m in order], empty_columns(), alpha, correction, clustered=clustered)
     return Leaderboard(
         rows=tuple(rows),
@@ -165,4 +175,5 @@ def analyse(
         best=best,
         category_best=winners,
         failed_calls=failed_calls,
+        cluster_check=check,
     )
