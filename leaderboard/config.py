@@ -30,6 +30,7 @@ from .options import STATISTICS
 from .stats.clustering import ClusterBy
 from .stats.family import Correction
 from .stats.weights import TaskWeights
+from .trials import FailedCalls
 from .validation import InvalidEvalRuns, Problem, shown
 from .yaml_nodes import PLAIN_TAGS, STR, NodeReader, line_of, shared_or_tagged
 
@@ -114,6 +115,7 @@ class StatisticsConfig:
     cluster_by: ClusterBy | None = None
     task_weights: TaskWeights | None = None
     correction: Correction | None = None
+    failed_calls: FailedCalls | None = None
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from .stats.clustering import CLUSTER_BY, ClusterBy
 from .stats.family import CORRECTIONS, DEFAULT_CORRECTION
 from .stats.history import MAX_HISTORY_RUNS
 from .stats.weights import TASK_WEIGHTS, TaskWeights
+from .trials import DEFAULT_FAILED_CALLS, FAILED_CALLS
 
 Kind = Literal["decimal", "integer", "choice", "boolean", "text", "globs"]
 C = TypeVar("C", bound=str)
@@ -141,6 +142,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("task-weights", "--task-weights", "task_weights", "choice", DEFAULT_TASK_WEIGHTS,
            "ignore (every task counts equally) or apply (weighted means, bootstrap and test)",
            what=one_of(TASK_WEIGHTS), choices=TASK_WEIGHTS),
+    Option("failed-calls", "--failed-calls", "failed_calls", "choice", DEFAULT_FAILED_CALLS,
+           "a failed call (error set): zero (scored 0, so failing the hard tasks buys no better rank) or "
+           "exclude (left out: the model is scored on the calls that completed)",
+           what=one_of(FAILED_CALLS), choices=FAILED_CALLS),
     Option(None, None, "enabled", "boolean", "true", "pairwise comparisons at all", what="true or false"),
     Option("score-format", "--score-format", None, "choice", "percent",
            "how scores in [0, 1] are shown: percent (74.4%, differences in points) or fraction (0.744); "

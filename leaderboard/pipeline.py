@@ -34,7 +34,7 @@ from .stats.family import DEFAULT_CORRECTION, Correction
 from .stats.history import Earlier, History, run_scores, summarise
 from .stats.task_changes import TaskChanges, task_changes
 from .stats.weights import TaskWeights
-from .trials import Failures, failures
+from .trials import DEFAULT_FAILED_CALLS, FailedCalls, Failures, failures
 from .validation import InvalidEvalRuns, Problem
 
 __all__ = [
@@ -59,6 +59,7 @@ class Parameters:
     correction: Correction = DEFAULT_CORRECTION
     cluster_by: ClusterBy = DEFAULT_CLUSTER_BY
     task_weights: TaskWeights = DEFAULT_TASK_WEIGHTS
+    failed_calls: FailedCalls = DEFAULT_FAILED_CALLS
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,7 @@ class Options:
     correction: Correction | None = None
     cluster_by: ClusterBy | None = None
     task_weights: TaskWeights | None = None
+    failed_calls: FailedCalls | None = None
     rank_by: RankBy = DEFAULT_RANK_BY
     regression_tolerance: float = 0.0
     fail_on_regression: bool = False
@@ -115,6 +117,7 @@ def parameters(
     correction: Correction | None = None,
     cluster_by: ClusterBy | None = None,
     task_weights: TaskWeights | None = None,
+    failed_calls: FailedCalls | None = None,
 ) -> Parameters:
     """Resolve the parameters; a resample count too small for the level is a problem at its key."""
     stats = config.statistics if config is not None else None
@@ -147,6 +150,7 @@ def parameters(
         correction=correction or (stats.correction if stats else None) or DEFAULT_CORRECTION,
         cluster_by=cluster_by or (stats.cluster_by if stats else None) or DEFAULT_CLUSTER_BY,
         task_weights=task_weights or (stats.task_weights if stats else None) or DEFAULT_TASK_WEIGHTS,
+        failed_calls=failed_calls or (stats.failed_calls if stats else None) or DEFAULT_FAILED_CALLS,
     )
 
 
@@ -161,6 +165,7 @@ def evaluate(
     correction: Correction | None = None,
     cluster_by: ClusterBy | None = None,
     task_weights: TaskWeights | None = None,
+    failed_calls: FailedCalls | None = None,
 ) -> tuple[Leaderboard, CompositeBoard | None]:
     """The leaderboard of ``runs`` and, with a configuration, its composite ranking.
 
@@ -169,7 +174,7 @@ def evaluate(
     """
     options = Options(
         b=b, alpha=alpha, seed=seed, rank_by=rank_by, correction=correction, cluster_by=cluster_by,
-        task_weights=task_weights,
+        task_weights=task_weights, failed_calls=failed_calls,
     )  # fmt: skip
     p = _resolved(options, config)
     board = _board(runs, p, options.rank_by)
@@ -217,7 +222,7 @@ def run(
         required,
         comparison,
         changes,
-        failures(runs),
+        failures(runs, p.failed_calls),
         history,
         summary,
         fail_on_regression=options.fail_on_regression,
@@ -228,12 +233,12 @@ def run(
 def _resolved(options: Options, config: Config | None) -> Parameters:
     return parameters(
         config, b=options.b, alpha=options.alpha, seed=options.seed, correction=options.correction,
-        cluster_by=options.cluster_by, task_weights=options.task_weights,
+        cluster_by=options.cluster_by, task_weights=options.task_weights, failed_calls=options.failed_calls,
     )  # fmt: skip
 
 
 def _board(runs: Sequence[EvalRun], p: Parameters, rank_by: RankBy) -> Leaderboard:
     return analyse(
         runs, b=p.b, alpha=p.alpha, seed=p.seed, rank_by=rank_by, pairs=p.pairs, correction=p.correction,
-        cluster_by=p.cluster_by, weights=p.task_weights,
+        cluster_by=p.cluster_by, weights=p.task_weights, failed_calls=p.failed_calls,
     )  # fmt: skip

@@ -17,10 +17,17 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from operator import attrgetter
+from typing import Literal
 
 from .records import EvalRun
 from .run_columns import RunColumns
 from .validation import validate_runs
+
+# How the leaderboard scores a failed call: 0 (a wrong answer: a model that fails the hard tasks is not
+# ahead for it), or left out (the comparison is then on the calls that completed).
+FailedCalls = Literal["zero", "exclude"]
+FAILED_CALLS: tuple[FailedCalls, ...] = ("zero", "exclude")
+DEFAULT_FAILED_CALLS: FailedCalls = "zero"
 
 
 def _plain(runs: Sequence[EvalRun]) -> bool:
@@ -35,11 +42,12 @@ def _plain(runs: Sequence[EvalRun]) -> bool:
     return set(map(attrgetter("trial"), runs)) <= {None} and set(map(type, errors)) <= {bool} and not any(errors)
 
 
-def collapse_trials(runs: Sequence[EvalRun]) -> Sequence[EvalRun]:
-    """One record per (model, task): the mean score of its completed trials.
+def collapse_trials(runs: Sequence[EvalRun], failed: FailedCalls = "exclude") -> Sequence[EvalRun]:
+    """One record per (model, task): the mean score of its trials.
 
-    Failed calls are dropped; a (model, task) whose every trial failed has no score (as if
-    not run). Input without trials or failures is returned as it is, the same object.
+    ``failed="exclude"``: failed calls are dropped; a (model, task) whose every trial failed has no
+    score (as if not run). ``"zero"``: a failed call is a trial scored 0. Input without trials or
+    failures is returned as it is, the same object.
     Raises :class:`~leaderboard.validation.InvalidEvalRuns` for invalid records, including
     the same (model, task, trial) twice.
     """
@@ -48,6 +56,8 @@ def collapse_trials(runs: Sequence[EvalRun]) -> Sequence[EvalRun]:
     validate_runs(runs)
     groups: dict[tuple[str, str], list[EvalRun]] = {}
     for run in runs:
+        if run.failed and failed == "zero":
+            run = replace(run, score=0.0, error=False)
         if not run.failed and run.score is not None:
             groups.setdefault((run.model_id, run.task_id), []).append(run)
     out = []
@@ -67,21 +77,23 @@ class Failures:
     """The calls left out of the scores as failed: counted, so that none vanishes without a word.
 
     ``by_model``: (model, failed calls), most first; ``unranked``: models with no completed
-    call at all, which the leaderboard therefore cannot rank.
+    call at all, which the leaderboard therefore cannot rank (none when failures are scored 0);
+    ``scored``: how the leaderboard scored them.
     """
 
     calls: int = 0
     by_model: tuple[tuple[str, int], ...] = ()
     unranked: tuple[str, ...] = ()
+    scored: FailedCalls = "exclude"
 
 
-def failures(runs: Sequence[EvalRun]) -> Failures:
+def failures(runs: Sequence[EvalRun], scored: FailedCalls = "exclude") -> Failures:
     """Count the failed calls of ``runs`` (checked column by column first: the common case has none)."""
     if isinstance(runs, RunColumns):
         return Failures()  # plain records: no call failed
     errors = list(map(attrgetter("error"), runs))
     if set(map(type, errors)) <= {bool} and not any(errors):
-        return Failures()
+        return Failures(scored=scored)
     failed: dict[str, int] = {}
     completed: set[str] = set()
     for run in runs:
@@ -90,4 +102,5 @@ def failures(runs: Sequence[EvalRun]) -> Failures:
         else:
             completed.add(run.model_id)
     by_model = tuple(sorted(failed.items(), key=lambda item: (-item[1], item[0])))
-    return Failures(sum(failed.values()), by_model, tuple(sorted(set(failed) - completed)))
+    unranked = tuple(sorted(set(failed) - completed)) if scored == "exclude" else ()
+    return Failures(sum(failed.values()), by_model, unranked, scored)

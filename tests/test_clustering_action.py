@@ -18,10 +18,10 @@ def test_cluster_by_category_input_clusters_the_comment(workspace: Path, fake_gi
     assert report["clustering"]["by"] == "category" and report["design_effect"] is None
 
 
-def test_without_clustering_the_comment_gives_the_categories_design_effect(workspace: Path, fake_github) -> None:  # noqa: F811
+def test_without_clustering_the_comment_says_what_clustering_would_change(workspace: Path, fake_github) -> None:  # noqa: F811
     result = run_action(workspace, fake_github.url)
     (comment,) = fake_github.thread()
-    assert result.code == 0 and "Design effect of the 7 categories: 5.4" in comment["body"]
+    assert result.code == 0 and "13 significant pairs would not be" in comment["body"]
 
 
 def test_a_task_in_two_clusters_fails_with_an_annotation_at_its_line(workspace: Path, fake_github) -> None:  # noqa: F811

@@ -11,6 +11,7 @@ from leaderboard.composite import CompositeBoard, normalise, rank
 from leaderboard.config import Card, Config, Constraints, Normalization, parse_config, with_weights
 from leaderboard.pipeline import evaluate
 from leaderboard.report.composite import too_close_sentence
+from leaderboard.trials import FailedCalls
 from leaderboard.validation import InvalidEvalRuns
 
 TASKS = 12
@@ -37,8 +38,8 @@ def calls(
     return out
 
 
-def ranked(runs: list[EvalRun], text: str = "") -> CompositeBoard:
-    board = analyse(runs, b=400)
+def ranked(runs: list[EvalRun], text: str = "", failed_calls: FailedCalls = "zero") -> CompositeBoard:
+    board = analyse(runs, b=400, failed_calls=failed_calls)
     return rank(runs, board, parse_config(text, "leaderboard.yml"))
 
 
@@ -61,12 +62,18 @@ def test_one_unpriced_completed_call_makes_the_cost_unknown_not_a_partial_mean()
     assert metrics.values["cost"] is None and metrics.unpriced == 1
 
 
-def test_failed_calls_count_in_the_error_rate_and_not_in_accuracy_cost_or_latency() -> None:
+def test_failed_calls_count_in_the_error_rate_and_not_in_cost_or_latency() -> None:
     runs = calls("a", 0.5, cost=0.002, failed=4)  # the failed calls have no price nor latency
     values = ranked(runs).ranked[0].metrics.values
     assert values["error_rate"] == pytest.approx(4 / 16)
-    assert values["accuracy"] == pytest.approx(0.5)
     assert values["cost"] == pytest.approx(2.0) and values["latency"] == pytest.approx(500.0)
+
+
+def test_accuracy_scores_failed_calls_as_the_leaderboard_does() -> None:
+    runs = calls("a", 0.5, cost=0.002, failed=4)  # a failed second trial on each of the 4 solved tasks t00-t03
+    assert ranked(runs, failed_calls="exclude").ranked[0].metrics.values["accuracy"] == pytest.approx(0.5)
+    # Scored 0, each failed trial halves its task's score: (4 x 0.5 + 2 x 1) / 12.
+    assert ranked(runs).ranked[0].metrics.values["accuracy"] == pytest.approx(4 / 12)
 
 
 def test_latency_p50_and_p95_are_percentiles_of_the_completed_calls() -> None:
@@ -220,7 +227,7 @@ def test_constraints_combined_give_every_reason() -> None:
     result = ranked(calls("bad", 0.5, cost=0.002, failed=4) + calls("ok", 0.75), text)
     assert reasons(result) == {
         "bad": (
-            "accuracy 50.0% below the required 70.0%",
+            "accuracy 33.3% below the required 70.0%",
             "cost per 1k calls $2.00 above the limit $1.00",
             "error rate 25.0% above the limit 10.0%",
         )
@@ -281,9 +288,15 @@ def test_when_every_model_is_disqualified_there_is_no_top_model() -> None:
     assert result.ranked == () and result.top_model == ""
 
 
-def test_a_model_whose_every_call_failed_has_no_accuracy_and_fails_an_accuracy_floor() -> None:
+def test_a_model_whose_every_call_failed_scores_0_and_fails_an_accuracy_floor() -> None:
     runs = calls("ok", 0.75) + [EvalRun("down", f"t{t}", "acc", None, error=True) for t in range(3)]
     result = ranked(runs, "constraints: {min_accuracy: 0.5}")
+    assert reasons(result) == {"down": ("accuracy 0.0% below the required 50.0%",)}
+
+
+def test_with_failed_calls_left_out_a_model_whose_every_call_failed_has_no_accuracy() -> None:
+    runs = calls("ok", 0.75) + [EvalRun("down", f"t{t}", "acc", None, error=True) for t in range(3)]
+    result = ranked(runs, "constraints: {min_accuracy: 0.5}", failed_calls="exclude")
     assert reasons(result) == {"down": ("accuracy unknown (no completed call)",)}
 
 
@@ -349,9 +362,9 @@ def test_two_records_of_a_task_without_trials_are_still_a_duplicate() -> None:
         analyse(runs, b=400)
 
 
-def test_failed_trials_are_left_out_of_the_tasks_mean() -> None:
+def test_failed_trials_are_left_out_of_the_tasks_mean_when_failed_calls_are_excluded() -> None:
     runs = [EvalRun("m", "t", "acc", 1.0, trial=1), EvalRun("m", "t", "acc", None, error="timeout", trial=2)]
-    board = analyse(runs, b=400)
+    board = analyse(runs, b=400, failed_calls="exclude")
     assert board.rows[0].mean_score == 1.0 and board.n_runs == 2
 
 

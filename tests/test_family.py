@@ -94,16 +94,19 @@ def test_equal_models_make_no_significant_pair_in_more_than_alpha_of_tables(kind
     assert any_significant <= 6
 
 
-def test_a_rank_range_and_the_top_group_come_from_the_family_wise_decisions() -> None:
+def test_a_rank_range_comes_from_the_family_wise_decisions_and_its_best_rank_from_the_set_for_the_best() -> None:
     rng = np.random.default_rng(3)
     p = np.broadcast_to(rng.uniform(0.3, 0.7, 300), (8, 300)) + 0.03 * np.arange(8)[:, None]
     runs = records(binary(rng, np.clip(p, 0, 1)))
     holm, per_pair = analyse(runs), analyse(runs, correction="none")
     for board in (holm, per_pair):
         significant = board.pairs.significant
+        assert board.best is not None
         for k, row in enumerate(board.rows):
-            assert row.rank_lo == 1 + int(np.count_nonzero(significant & (board.pairs.b == k)))
+            ahead = int(np.count_nonzero(significant & (board.pairs.b == k)))
+            assert row.rank_lo == (1 if row.model_id in board.best.members else max(2, 1 + ahead))
             assert row.rank_hi == len(board.rows) - int(np.count_nonzero(significant & (board.pairs.a == k)))
+        assert board.top_group == board.best.members
     assert int(holm.pairs.significant.sum()) < int(per_pair.pairs.significant.sum())
     assert set(per_pair.top_group) <= set(holm.top_group)
 

@@ -143,10 +143,11 @@ def test_an_error_of_1_or_true_or_a_reason_is_a_failure() -> None:
     assert [EvalRun("m", "t", "acc", 1.0, error=e).failed for e in (False, "0", "false", "")] == [False] * 4
 
 
-def test_failed_calls_are_counted_by_model_and_a_model_with_none_completed_is_named() -> None:
+def test_failed_calls_are_counted_by_model_and_a_model_with_none_completed_is_named_when_they_are_left_out() -> None:
     runs = [*calls("a", 0.5, failed=2), EvalRun("down", "t00", "acc", None, error="timeout")]
-    f = failures(runs)
+    f = failures(runs, "exclude")
     assert (f.calls, f.by_model, f.unranked) == (3, (("a", 2), ("down", 1)), ("down",))
+    assert failures(runs, "zero").unranked == ()
 
 
 # --- 14: capability cards -------------------------------------------------------------------------
@@ -304,13 +305,18 @@ def test_failed_calls_are_counted_in_the_comment_summary_report_and_log(tmp_path
     result = run_action(ws, fake_github.url, runs="results/*.csv")
     assert result.code == 0, result.stdout + result.stderr
     (comment,) = fake_github.thread()
-    said = "5 failed calls (`error` set) are left out of the scores"
+    said = "5 failed calls (`error` set) are scored 0"
     for text in (comment["body"], result.summary, (ws / result.outputs["markdown"]).read_text()):
-        assert said in text and "1 model had no completed call and is not ranked: `down`." in text
-    assert "5 failed calls (error set) are left out of the scores" in result.stdout
+        assert said in text and "Failed calls by model: `down` 4, `mid` 1." in text
+    assert "5 failed calls (error set) are scored 0" in result.stdout
     report = json.loads((ws / result.outputs["report"]).read_text())
-    assert report["failures"] == {"calls": 5, "by_model": {"down": 4, "mid": 1}, "unranked_models": ["down"]}
-    assert result.outputs["top-model"] == "best" and report["counts"]["models"] == 2
+    assert report["failures"] == {
+        "calls": 5,
+        "scored": "zero",
+        "by_model": {"down": 4, "mid": 1},
+        "unranked_models": [],
+    }
+    assert result.outputs["top-model"] == "best" and report["counts"]["models"] == 3
 
 
 def test_a_card_matching_no_model_is_an_annotation_at_its_line(tmp_path: Path, fake_github) -> None:

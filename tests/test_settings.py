@@ -42,7 +42,7 @@ def test_an_input_the_configuration_may_decide_is_empty_in_action_yml_and_its_re
     readme = (ROOT / "docs" / "inputs.md").read_text()
     configurable = [o for o in OPTIONS if o.input is not None and o.configurable]
     assert {o.input for o in configurable} == {
-        "alpha", "bootstrap-samples", "seed", "pairwise-correction", "cluster-by", "task-weights",
+        "alpha", "bootstrap-samples", "seed", "pairwise-correction", "cluster-by", "task-weights", "failed-calls",
     }  # fmt: skip
     for option in configurable:
         spec = ACTION["inputs"][option.input]

@@ -293,6 +293,7 @@ def _options(settings: Settings) -> Options:
         correction=settings.correction,
         cluster_by=settings.cluster_by,
         task_weights=settings.task_weights,
+        failed_calls=settings.failed_calls,
         regression_tolerance=settings.regression_tolerance,
         fail_on_regression=settings.fail_on_regression,
         required_tasks=settings.required_tasks,

@@ -13,6 +13,7 @@ from ..stats.aggregation import RANK_BY, RankBy, min_resamples, resample_advice
 from ..stats.clustering import CLUSTER_BY, ClusterBy
 from ..stats.family import CORRECTIONS, Correction
 from ..stats.weights import TASK_WEIGHTS, TaskWeights
+from ..trials import FAILED_CALLS, FailedCalls
 
 # What the runner passes for an input the workflow does not set: action.yml's defaults, derived from
 # the options table (tests/test_settings.py holds the two together). Empty where the configuration decides.
@@ -42,6 +43,7 @@ class Settings:
     correction: Correction | None
     cluster_by: ClusterBy | None
     task_weights: TaskWeights | None
+    failed_calls: FailedCalls | None
     pr_number: int | None
     format: str
     metric: str | None
@@ -169,6 +171,7 @@ def parse_settings(environ: Mapping[str, str]) -> Settings:
         correction=pick(values["pairwise-correction"], CORRECTIONS),
         cluster_by=pick(values["cluster-by"], CLUSTER_BY),
         task_weights=pick(values["task-weights"], TASK_WEIGHTS),
+        failed_calls=pick(values["failed-calls"], FAILED_CALLS),
         pr_number=values["pr-number"],
         format=values["format"],
         metric=values["metric"] or None,

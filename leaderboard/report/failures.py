@@ -1,4 +1,4 @@
-"""The failed calls left out of the scores, as each document and the log say it."""
+"""The failed calls, scored 0 or left out of the scores, as each document and the log say it."""
 
 from __future__ import annotations
 
@@ -25,9 +25,14 @@ def _note(f: Failures, name: Callable[[str], str]) -> str | None:
         return None
     models = [f"{name(m)} {n:,}" for m, n in f.by_model[:NAMED]]
     more = len(f.by_model) - NAMED
+    treated = (
+        "scored 0 (`failed-calls: zero`: a model that fails the hard tasks is not ranked ahead for it)"
+        if f.scored == "zero"
+        else "left out of the scores (`failed-calls: exclude`: each model is scored on the calls that completed)"
+    )
     text = (
-        f"{count(f.calls, 'failed call')} (`error` set) {'is' if f.calls == 1 else 'are'} left out of the scores "
-        f"(a composite counts them in its error rate): {', '.join(models)}"
+        f"{count(f.calls, 'failed call')} (`error` set) {'is' if f.calls == 1 else 'are'} {treated}; a composite "
+        f"counts them in its error rate. Failed calls by model: {', '.join(models)}"
         + (f" and {count(more, 'more model')}" if more > 0 else "")
         + "."
     )
@@ -53,4 +58,4 @@ def failures_line(f: Failures) -> str | None:
 
 def failures_dict(f: Failures) -> dict[str, object]:
     """The JSON report's ``failures``."""
-    return {"calls": f.calls, "by_model": dict(f.by_model), "unranked_models": list(f.unranked)}
+    return {"calls": f.calls, "scored": f.scored, "by_model": dict(f.by_model), "unranked_models": list(f.unranked)}

@@ -138,6 +138,7 @@ def report_dict(
             "saddlepoint_relative_error": ERROR_BOUND,
             "cluster_by": board.clustering.by if board.clustering is not None else "none",
             "task_weights": board.task_weights,
+            "failed_calls": board.failed_calls,
         },
         "counts": {
             "runs": board.n_runs,
@@ -219,6 +220,24 @@ def _design(board: Leaderboard) -> dict[str, object] | None:
         "icc_hi": d.icc_hi,
         "design_effect": d.design_effect,
         "warning": d.warns,
+        **_cluster_check(board),
+    }
+
+
+def _cluster_check(board: Leaderboard) -> dict[str, object]:
+    """The claims recomputed clustered by category (stats/cluster_check.py), beside the scores' design effect."""
+    c = board.cluster_check
+    if c is None:
+        return {}
+    return {
+        "differences_icc_lo": c.difference_icc_lo,
+        "differences_icc_hi": c.difference_icc_hi,
+        "differences_design_effect": c.difference_design_effect,
+        "clustered_interval_ratio": c.interval_ratio,
+        "clustered_claims_differ": c.claims_differ,
+        "clustered_lost_pairs": [list(p) for p in c.lost],
+        "clustered_gained_pairs": [list(p) for p in c.gained],
+        "clustered_top_group": list(c.top_group),
     }
 
 

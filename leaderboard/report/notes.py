@@ -7,9 +7,10 @@ import math
 from ..stats.analysis import Leaderboard
 from ..stats.clustering import FEW_DF, LARGEST_SHARE_WARNING
 from ..stats.significance import min_tasks
+from .cluster_note import RELATED_DESIGN_EFFECT, cluster_check_note
 from .formatting import count
 from .markdown import confidence_label, md_code
-from .reasons import detectable_sentence
+from .reasons import best_set_sentence, category_best_sentence, detectable_sentence
 from .tables import CHECK, FEW_CATEGORY_TASKS, TIED
 
 
@@ -66,21 +67,8 @@ def cluster_notes(board: Leaderboard) -> list[str]:
                 f"⚠ Few effective clusters: {' and '.join(why)}; intervals are wide and few differences can be "
                 "significant — that is the suite's resolution, not noise in the numbers."
             )
-    elif board.design is not None:
-        d = board.design
-        icc = f"{d.icc_lo:.2f}" if round(d.icc_lo, 2) == round(d.icc_hi, 2) else f"{d.icc_lo:.2f}-{d.icc_hi:.2f}"
-        line = (
-            f"Design effect of the {d.categories:,} categories: {d.design_effect:.2g} (intra-category correlation "
-            f"of scores {icc})"
-        )
-        if d.warns:
-            line += (
-                f": if tasks in a category are related, the intervals are about {math.sqrt(d.design_effect):.2g}x "
-                "too narrow."
-            )
-        else:
-            line += ": below 2, treating tasks as independent costs little."
-        out.append(line)
+    elif (note := cluster_check_note(board)) is not None:
+        out.append(note)
     return out
 
 
@@ -91,9 +79,9 @@ def scope_line(board: Leaderboard) -> str | None:
     table = board.pairs
     if board.correction == "holm":
         scope = (
-            "Rank ranges, the top group, the verdict, vs next and every pairwise decision hold together: the "
-            f"chance of any false claim in this table is at most {board.alpha:g} (Holm's step-down over "
-            f"{count(table.family, 'pair')})."
+            "Rank ranges, vs next and every pairwise decision hold together: the chance of any false claim "
+            f"in this table is at most {board.alpha:g} (Holm's step-down over {count(table.family, 'pair')})."
+            f"{best_set_sentence(board)}"
             if table.family
             else f"No pair's test can reach {board.alpha:g} at this size, so no pair is separated and every rank "
             "range is the whole table."
@@ -141,6 +129,9 @@ def notes(board: Leaderboard, *, extended: bool) -> list[str]:
             "An interval of a difference that excludes 0 beside a **no** is one the test did not confirm: "
             "the test decides, and the interval is shown as computed."
         )
+    best_line = category_best_sentence(board)
+    if best_line is not None:
+        out.append(best_line)
     if any(n < FEW_CATEGORY_TASKS for n in board.category_tasks.values()):
         out.append(f"⚠ A category with fewer than {FEW_CATEGORY_TASKS} tasks: its means say little.")
     if board.weights_ignored and board.task_weights == "apply":
@@ -159,11 +150,17 @@ def notes(board: Leaderboard, *, extended: bool) -> list[str]:
 def warnings(board: Leaderboard) -> list[str]:
     """At most two short notes that change how the table reads: shown beside it, never in a footnote."""
     out: list[str] = []
-    d = board.design
-    if board.clustering is None and d is not None and d.warns:
+    check = board.cluster_check
+    # Only when related tasks (not the few categories' resolution) would change the claims shown.
+    if (
+        board.clustering is None
+        and check is not None
+        and check.claims_differ
+        and check.difference_design_effect >= RELATED_DESIGN_EFFECT
+    ):
         out.append(
-            "⚠ Tasks in a category score alike, so these intervals are too narrow and some differences may not "
-            "be real; `cluster-by: category` counts each category once."
+            "⚠ Tasks in a category move together, so some of these differences may not be real: counted once per "
+            f"category (`cluster-by: category`), {count(len(check.lost), 'claim')} here would not hold."
         )
     c = board.clustering
     if c is not None and c.warns:

@@ -9,6 +9,8 @@ one sentence reads the same wherever it appears.
 from __future__ import annotations
 
 from ..records import Reason, Why
+from ..stats.analysis import Leaderboard
+from ..stats.categories import MIN_TASKS, NoBest
 from ..stats.clustering import FEW_DF
 from ..stats.family import Detectable
 from .formatting import p_value
@@ -95,4 +97,46 @@ def detectable_sentence(d: Detectable, what: str = "difference") -> str:
         f"With {d.n_shared:,} shared {d.unit}s this suite detects a {what} of about "
         f"±{d.difference:.3g} with {d.power:.0%} power at this level ({d.level:.3g}{sides}; paired, "
         f"from the median spread {d.sd:.3g} of {spread})."
+    )
+
+
+def best_set_sentence(board: Leaderboard) -> str:
+    """How the verdict and the top group (the confidence set for the best) were made, with its guarantee."""
+    best = board.best
+    if best is None or not best.family or best.comparisons < 2:
+        return ""
+    return (
+        f" The verdict and the top group (best rank 1) are a {1 - best.alpha:.0%} confidence set for the best: a "
+        f"model is left out when another is ahead of it one-sided at {best.per_comparison:.3g} (alpha over its "
+        f"{best.comparisons:,} comparisons, Bonferroni), so the set holds the best model with probability at least "
+        f"{1 - best.alpha:.0%}, however many models rank far below."
+    )
+
+
+def no_best_words(why: NoBest | None) -> str:
+    """A category row's Best cell when its comparisons name no winner."""
+    if why is NoBest.FEW_TASKS:
+        return f"no winner named (< {MIN_TASKS} tasks)"
+    if why is NoBest.ONE_MODEL:
+        return "one model"
+    return "no clear best"
+
+
+def category_best_sentence(board: Leaderboard) -> str | None:
+    """How a category's Best was decided, when the table names or withholds one."""
+    tested = [t for t in board.category_best if t.why is not NoBest.ONE_MODEL]
+    if not tested:
+        return None
+    level = tested[0].level
+    family = board.correction != "none"
+    return (
+        f"**Best** in a category: the model with the top mean there, named only when it is ahead of every other "
+        f"model in the category on the category's tasks, each one-sided at {level:.3g}"
+        + (
+            " (alpha over every comparison of the categories' leaders, Bonferroni: the chance of any false name "
+            f"in the table is at most {board.alpha:g})"
+            if family
+            else " (each comparison on its own)"
+        )
+        + f"; with fewer than {MIN_TASKS} tasks no winner is named. Otherwise the row says no clear best."
     )

@@ -22,7 +22,7 @@ from .formatting import (
     tasks_cell,
 )
 from .markdown import confidence_label, md_code
-from .reasons import reason_text
+from .reasons import no_best_words, reason_text
 from .verdict import ORDINAL, inline, oriented
 
 PAIRS_SHOWN = 1000  # in a document without a size limit; the JSON report has every pair
@@ -173,13 +173,21 @@ def _categories(board: Leaderboard, label: dict[str, str]) -> str:
         _row(["Category", "Tasks", "Best", *ORDINAL[: len(top)]]),
         "|:------|-----:|:------|" + "-----:|" * len(top),
     ]
+    tested = {t.category: t for t in board.category_best}
     for c in board.categories:
         n = board.category_tasks.get(c, 0)
         tasks = f"{n} ⚠" if n < FEW_CATEGORY_TASKS else str(n)
         scored = [r for r in board.rows if c in r.categories]
         best = max(scored, key=lambda r: round(r.categories[c], 9), default=None)
         best_cell = DASH
-        if best is not None:
+        claim = tested.get(c)
+        if claim is not None and best is not None:
+            best_cell = (
+                f"{md_code(label[claim.leader])} {number(best.categories[c])}"
+                if claim.named and claim.leader is not None
+                else no_best_words(claim.why)
+            )
+        elif best is not None:
             top_mean = round(best.categories[c], 9)
             # Naming one of several equal bests alone would say it beat the others.
             tied = sum(1 for r in scored if round(r.categories[c], 9) == top_mean) - 1

@@ -67,10 +67,10 @@ def verdict(board: Leaderboard) -> str:
     if top == (first,):
         return f"**{inline(first)} is best**, significantly ahead of every other model: it {gap}."
     if first not in top:
-        ahead = [p.model_a for p in board.resolution()[1] if p.significant and p.model_a != first]
+        ahead = board.best.ahead_of(first) if board.best is not None else None
         return (
-            f"{inline(first)} ranks first by {board.rank_by}, but {_names(ahead[:TOP_GROUP_NAMED])} "
-            "is significantly ahead of it on mean score."
+            f"{inline(first)} ranks first by {board.rank_by}, but {inline(ahead or top[0])} "
+            "is significantly ahead of it on mean score on the tasks both ran."
         )
     named = list(top[:TOP_GROUP_NAMED])
     more = len(top) - len(named)

@@ -14,7 +14,11 @@ import numpy as np
 
 from ..records import EvalRun, LeaderboardRow, PairwiseDiff
 from ..run_columns import RunColumns
+from ..trials import DEFAULT_FAILED_CALLS, FAILED_CALLS, FailedCalls
+from .best import BestSet, best_set, in_set
 from .cache import prepared
+from .categories import CategoryBest, category_best
+from .cluster_check import ClusterCheck, cluster_check
 from .clustering import CLUSTER_BY, ClusterBy, DesignEffect
 from .design import Clusters, category_design, cluster_summary
 from .family import DEFAULT_CORRECTION, Correction, Detectable, check_correction, detectable
@@ -48,6 +52,12 @@ class Leaderboard:
     design: DesignEffect | None = None  # the categories' design effect, when clustering is off
     task_weights: TaskWeights = "ignore"
     binary_models: int = 0  # models whose scores are all 0/1: their CI is Wilson's
+    best: BestSet | None = None  # the confidence set for the best (stats/best.py), None without pairs
+    # Each category's leader and whether its own comparisons name it best (stats/categories.py); () without pairs.
+    category_best: tuple[CategoryBest, ...] = ()
+    failed_calls: FailedCalls = DEFAULT_FAILED_CALLS  # how failed calls were scored (trials.py)
+    # The claims recomputed with each category as one unit (stats/cluster_check.py), when clustering is off.
+    cluster_check: ClusterCheck | None = None
 
     def pair(self, i: int, j: int) -> PairwiseDiff:
         """The comparison of the models at ranks ``i`` and ``j`` (1-based), oriented as stored."""
@@ -64,7 +74,7 @@ class Leaderboard:
 
     @property
     def top_group(self) -> tuple[str, ...]:
-        """Every model no other model is significantly ahead of (best rank 1)."""
+        """The confidence set for the best (stats/best.py): the models whose best rank is 1."""
         return tuple(row.model_id for row in self.rows if row.rank_lo == 1)
 
     def detectable(self) -> Detectable | None:
@@ -90,6 +100,7 @@ def analyse(
     correction: Correction = DEFAULT_CORRECTION,
     cluster_by: ClusterBy = "none",
     weights: TaskWeights = "ignore",
+    failed_calls: FailedCalls = DEFAULT_FAILED_CALLS,
 ) -> Leaderboard:
     """The whole leaderboard in one pass: ranked rows and (optionally) every pairwise comparison.
 
@@ -99,7 +110,8 @@ def analyse(
 
     ``cluster_by`` ("category" or "cluster") makes every interval and test treat the task's
     cluster as the unit (stats/clustering.py); ``weights="apply"`` applies task weights
-    (stats/weights.py).
+    (stats/weights.py). ``failed_calls="zero"`` (the default) scores a failed call 0, so a model whose calls
+    fail on the hard tasks is not ahead for it; ``"exclude"`` leaves failed calls out.
     """
     check_b_alpha(b, alpha)
     if cluster_by not in CLUSTER_BY:
@@ -110,11 +122,16 @@ def analyse(
     if rank_by not in RANK_BY:
         raise ValueError(f"rank_by must be one of {', '.join(RANK_BY)}, got {rank_by!r}")
     check_correction(correction)
+    if failed_calls not in FAILED_CALLS:
+        raise ValueError(f"failed_calls must be one of {', '.join(FAILED_CALLS)}, got {failed_calls!r}")
     runs = runs if isinstance(runs, RunColumns) else list(runs)  # columns stay columns: no record objects
-    ready = prepared(runs, b, seed, cluster_by, weights)
+    ready = prepared(runs, b, seed, cluster_by, weights, failed_calls)
     if ready is None:
         empty = PairTable((), empty_columns(), alpha, correction)
-        return Leaderboard((), empty, alpha, b, seed, rank_by, len(runs), 0, 0, (), False, correction, 0, pairs)
+        return Leaderboard(
+            (), empty, alpha, b, seed, rank_by, len(runs), 0, 0, (), False, correction, 0, pairs,
+            failed_calls=failed_calls,
+        )  # fmt: skip
     matrix, design, engine, theta = ready.matrix, ready.design, ready.engine, ready.theta
     rows, means, df = model_rows(matrix, theta, alpha, rank_by, design)
     index = {m: i for i, m in enumerate(matrix.model_ids)}
@@ -123,8 +140,18 @@ def analyse(
     if pairs:
         table = pair_table(matrix, engine, theta if theta is not None else np.zeros((0, b)), means, order, alpha,
                             correction, design)  # fmt: skip
-        rows = rank_ranges(rows, table)
+        best = best_set(table)
+        rows = rank_ranges(rows, table, in_set(best, table.ranked_ids))
+        winners = category_best(matrix, design, alpha, correction, seed)
+        widths = np.zeros(len(matrix.model_ids))
+        for row in rows:
+            widths[index[row.model_id]] = row.mean_ci_hi - row.mean_ci_lo
+        check = cluster_check(
+            matrix, engine, design, table, means, order, alpha, rank_by, correction, widths,
+            tuple(best.members),
+        )  # fmt: skip
     else:
+        best, winners, check = None, (), None
         table = PairTable([matrix.model_ids[m] for m in order], empty_columns(), alpha, correction, clustered=clustered)
     return Leaderboard(
         rows=tuple(rows),
@@ -146,4 +173,8 @@ def analyse(
         design=category_design(matrix) if not clustered else None,
         task_weights=weights,
         binary_models=int(binary_models(matrix).sum()),
+        best=best,
+        category_best=winners,
+        failed_calls=failed_calls,
+        cluster_check=check,
     )

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ..records import EvalRun
 from ..run_columns import RunColumns
-from ..trials import collapse_trials
+from ..trials import FailedCalls, collapse_trials
 from .bootstrap import BootstrapEngine
 from .clustering import ClusterBy
 from .design import Design, task_design
@@ -61,16 +61,21 @@ def _same(kept: Sequence[EvalRun], runs: Sequence[EvalRun]) -> bool:
 
 
 def prepared(
-    runs: Sequence[EvalRun], b: int, seed: int, cluster_by: ClusterBy, weights: TaskWeights
+    runs: Sequence[EvalRun],
+    b: int,
+    seed: int,
+    cluster_by: ClusterBy,
+    weights: TaskWeights,
+    failed: FailedCalls = "zero",
 ) -> Prepared | None:
     """The preparation of ``runs`` for these parameters (None with no scored record), made once per records."""
     global _last
-    parameters: tuple[object, ...] = (b, seed, cluster_by, weights)
+    parameters: tuple[object, ...] = (b, seed, cluster_by, weights, failed)
     last = _last
     if last is not None and last.parameters == parameters and _same(last.runs, runs):
         return last.prepared
-    # Trials averaged and failed calls dropped first, so everything below resamples tasks (cases).
-    scored = collapse_trials(runs)
+    # Trials averaged and failed calls scored 0 (or dropped) first, so everything below resamples tasks (cases).
+    scored = collapse_trials(runs, failed)
     result: Prepared | None = None
     if scored:
         matrix = score_matrix(scored)

@@ -175,10 +175,13 @@ def all_tied_tasks(matrix: ScoreMatrix) -> int:
     return int(np.count_nonzero(tied & (matrix.present.sum(axis=0) >= 2)))
 
 
-def rank_ranges(rows: list[LeaderboardRow], table: PairTable) -> list[LeaderboardRow]:
-    """Each model's rank range from the pairwise decisions (Chatbot Arena's "rank (UB)", paired)."""
+def rank_ranges(rows: list[LeaderboardRow], table: PairTable, best: NDArray[np.bool_]) -> list[LeaderboardRow]:
+    """Each model's rank range (Chatbot Arena's "rank (UB)", paired): 1 for the models in the confidence set
+    for the best (``best``, per ranking position; stats/best.py), else at least 2 and 1 + the models
+    significantly ahead; to M - the models significantly behind."""
     m = len(rows)
     sig = table.significant
     ahead = np.bincount(table.b[sig], minlength=m)  # models significantly ahead of each
     behind = np.bincount(table.a[sig], minlength=m)
-    return [replace(row, rank_lo=1 + int(ahead[k]), rank_hi=m - int(behind[k])) for k, row in enumerate(rows)]
+    lo = np.where(best, 1, np.maximum(2, 1 + ahead))
+    return [replace(row, rank_lo=int(lo[k]), rank_hi=max(int(lo[k]), m - int(behind[k]))) for k, row in enumerate(rows)]

@@ -1,0 +1,140 @@
+"""Which model is best in each category, named only where the category's own comparisons support it.
+
+A category row that names a "Best" reads as a fact. It is a claim about the category's models on
+the category's tasks alone, so it is tested there: the model with the top mean in the category
+is named only when it is ahead of every other model that ran the category, each one-sided on
+the tasks both ran (the sign-flip test of the pairs), at the level in force for every category
+claim shown. With the default correction that level is alpha / (C (M_c - 1)) per comparison (C
+categories with a candidate, M_c models in the category): a named best is false only when one of
+its category's true best model's M_c - 1 one-sided nulls is rejected, so by Bonferroni the chance
+of any false name in the table is at most alpha (the confidence set for the best of stats/best.py,
+one per category). With ``correction="none"``, each comparison is held to alpha on its own.
+
+Fewer than MIN_TASKS tasks name no winner: a sign-flip test of 4 tasks cannot reach alpha = 0.05
+two-sided, and the mean of a handful of tasks says little about the category.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .design import Design
+from .family import Correction
+from .matrix import ScoreMatrix
+from .paired import differences, sign_flip
+from .resampling import FloatArray
+from .ties import TIE_ABS_TOL, tie_key
+
+MIN_TASKS = 5
+# The runner-up is tested exactly only when a normal approximation's one-sided z reaches this (p < 0.1):
+# below it the leader is far from separated at any level a family needs, and saying so is conservative.
+SCREEN_Z = 1.2816
+
+
+class NoBest(IntEnum):
+    """Why a category names no winner."""
+
+    FEW_TASKS = 1  # fewer than MIN_TASKS tasks
+    TIED = 2  # two or more models share the top mean
+    NOT_SEPARATED = 3  # the leader is not ahead of every other model at the level in force
+    ONE_MODEL = 4  # a single model ran the category: there is no one to be best among
+
+
+@dataclass(frozen=True)
+class CategoryBest:
+    """A category's leader (the top mean; None with no model), and whether it is named best (``why`` None)."""
+
+    category: str
+    leader: str | None
+    tasks: int
+    why: NoBest | None
+    p: float  # the largest one-sided p of the leader's comparisons (NaN when none was tested)
+    level: float  # the one-sided level each comparison was held to
+
+    @property
+    def named(self) -> bool:
+        return self.why is None
+
+
+def _worst_p(
+    scores: FloatArray,
+    cells: NDArray[np.bool_],
+    w: FloatArray | None,
+    leader: int,
+    others: NDArray[np.int64],
+    seed: int,
+    alpha: float,
+    comparisons: int,
+) -> float:
+    """The largest one-sided p of ``leader`` ahead of each of ``others`` on the tasks both ran in the category.
+
+    A Monte Carlo p near its floor is drawn again, fine enough for a family of ``comparisons`` at alpha
+    (family.refine_monte_carlo): one-sided, at most the level alpha / comparisons needs.
+    """
+    d = differences(scores, cells, np.full(others.size, leader), others)
+    flipped = d.tied * (w[None, :] if w is not None else 1.0)
+    n = d.shared.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = flipped.sum(axis=1) / n
+        sd = np.sqrt(np.maximum((flipped * flipped).sum(axis=1) / n - mean * mean, 0.0))
+        z = mean * np.sqrt(n) / sd
+    if others.size == 1 and not z[0] >= SCREEN_Z:
+        # Far from separated (a normal approximation's one-sided p above 0.1): no test needed to say so.
+        return 1.0
+    p_two, _ = sign_flip(flipped)
+    ahead = (flipped.sum(axis=1) > TIE_ABS_TOL) & (d.shared.sum(axis=1) > 0)
+    return float(np.where(ahead, p_two / 2.0, 1.0).max())
+
+
+def category_best(
+    matrix: ScoreMatrix, design: Design, alpha: float, correction: Correction, seed: int
+) -> tuple[CategoryBest, ...]:
+    """Every category's leader and whether the category's comparisons name it best (the module docstring)."""
+    n_categories = len(matrix.categories)
+    if n_categories == 0:
+        return ()
+    present = matrix.present
+    in_category = [(matrix.category_index == c) & present for c in range(n_categories)]
+    # Tasks of each category (a task belongs to the category any model recorded it in).
+    tasks = [int(np.count_nonzero(cells.any(axis=0))) for cells in in_category]
+    models = [np.flatnonzero(cells.any(axis=1)) for cells in in_category]
+    candidates = [c for c in range(n_categories) if tasks[c] >= MIN_TASKS and models[c].size >= 2]
+    comparisons = sum(int(models[c].size) - 1 for c in candidates)
+    scores = np.where(present, matrix.scores, 0.0)
+    w = design.weight
+    out = []
+    for c in range(n_categories):
+        cells = in_category[c]
+        who = models[c]
+        if who.size == 0:
+            out.append(CategoryBest(matrix.categories[c], None, tasks[c], NoBest.ONE_MODEL, np.nan, alpha))
+            continue
+        weight = np.where(cells, w[None, :] if w is not None else 1.0, 0.0)
+        means = (scores * weight).sum(axis=1)[who] / weight.sum(axis=1)[who]
+        keys = [tie_key(float(v)) for v in means]
+        top = max(keys)
+        leader = int(who[keys.index(top)])
+        name = matrix.model_ids[leader]
+        level = alpha / max(1, comparisons) if correction != "none" else alpha
+        if who.size < 2:
+            out.append(CategoryBest(matrix.categories[c], name, tasks[c], NoBest.ONE_MODEL, np.nan, level))
+            continue
+        if tasks[c] < MIN_TASKS:
+            out.append(CategoryBest(matrix.categories[c], name, tasks[c], NoBest.FEW_TASKS, np.nan, level))
+            continue
+        if keys.count(top) > 1:
+            out.append(CategoryBest(matrix.categories[c], name, tasks[c], NoBest.TIED, np.nan, level))
+            continue
+        # The runner-up first: in most categories it is not separated, and the rest need no test.
+        rest = np.argsort(-means[who != leader], kind="stable")
+        others = who[who != leader][rest]
+        worst = _worst_p(scores, cells, w, leader, others[:1], seed, alpha, comparisons)
+        if worst <= level and others.size > 1:
+            worst = max(worst, _worst_p(scores, cells, w, leader, others[1:], seed, alpha, comparisons))
+        why = None if worst <= level else NoBest.NOT_SEPARATED
+        out.append(CategoryBest(matrix.categories[c], name, tasks[c], why, worst, level))
+    return tuple(out)
