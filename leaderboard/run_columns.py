@@ -75,6 +75,13 @@ class RunColumns(Sequence[EvalRun]):
 
     __hash__ = None  # type: ignore[assignment]  # a sequence compared by content has no hash
 
+    # ``load_runs`` returned a list before the columns: ``runs + more`` must still work, as a list.
+    def __add__(self, other: Sequence[EvalRun]) -> list[EvalRun]:
+        return [*self.records, *other]
+
+    def __radd__(self, other: Sequence[EvalRun]) -> list[EvalRun]:
+        return [*other, *self.records]
+
     def cell_codes(self) -> Codes:
         """Each record's (model, task) as one integer: the same number is the same pair."""
         return self.model * max(len(self.tasks), 1) + self.task
