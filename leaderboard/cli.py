@@ -133,6 +133,7 @@ def _run(args: argparse.Namespace) -> int:
         b=args.bootstrap_samples, alpha=args.alpha, seed=args.seed, rank_by=args.rank_by,
         correction=args.pairwise_correction, cluster_by=args.cluster_by, task_weights=args.task_weights,
         regression_tolerance=args.regression_tolerance, fail_on_regression=args.fail_on_regression,
+        min_effect=args.min_effect,
         required_tasks=split_required(args.required_tasks or ""), required_score=args.required_score,
     )  # fmt: skip
     try:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-from ..stats.family import Detectable
+from ..stats.power import Detectable
 
 DECIMALS = 3
 MAX_DECIMALS = 12
@@ -206,4 +206,8 @@ def detectable_dict(d: Detectable | None) -> dict[str, object] | None:
         "power": d.power,
         "difference": None if math.isnan(d.difference) else d.difference,
         "fewest": d.fewest,
+        "pair": list(d.pair),
+        "method": "exact" if d.exact else "simulation",
+        "min_effect": d.min_effect,
+        "units_for_min_effect": d.units_for_effect,
     }

@@ -91,8 +91,12 @@ def verdict(board: Leaderboard) -> str:
             f"about {second.tasks_needed:,} shared tasks would separate the top two (they share {second.n_shared:,})"
         )
     else:
-        units = "tasks" if second.n_clusters is None else "clusters"
-        resolve = f"too few shared {units} to say how many would separate the top two"
+        units = (
+            count(second.n_shared, "shared task")
+            if second.n_clusters is None
+            else count(second.n_clusters, "shared cluster")
+        )
+        resolve = f"their {units} do not separate the top two at this level"
     if set(top) == {first, rows[1].model_id}:
         # Two: name each once.
         return f"**No clear winner**: {inline(first)} {gap}, too close to call: {resolve}."
