@@ -40,7 +40,6 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats as sps
 
 from .resampling import keyed_rng
 from .significance import quantised, sign_flip_test
@@ -124,22 +123,62 @@ def _binary_step(values: FloatArray) -> float | None:
 
 
 def _binary_power(n: int, psi: float, shift: float, level: float, two_sided: bool) -> float:
-    """Power of the exact sign test over n units, discordant share psi, shift (in steps) toward +."""
+    """Power of the exact sign test over n units, discordant share psi, shift (in steps) toward +.
+
+    Exact (a table of binomial probabilities over the likely discordant counts) up to ANALYTIC_FROM
+    units; beyond, the normal approximation of the binomial with its continuity correction.
+    """
     if n <= 0 or psi <= 0.0:
         return 0.0
     # A shift beyond the observed discordance makes more units discordant, all of them its way.
     psi = min(1.0, max(psi, shift))
     up = min(1.0, max(0.0, (psi + shift) / (2.0 * psi)))
-    lo, hi = (int(v) for v in sps.binom.ppf([1e-12, 1.0 - 1e-12], n, psi))
-    k = np.arange(max(1, lo), hi + 1)
+    tail = level / 2.0 if two_sided else level
+    if n > ANALYTIC_FROM:
+        return _binary_power_normal(n * psi, up, tail, two_sided)
+    spread = 8.0 * math.sqrt(n * psi * (1.0 - psi)) + 2.0
+    k = np.arange(max(1, int(n * psi - spread)), min(n, math.ceil(n * psi + spread)) + 1)
     if k.size == 0:
         return 0.0
-    tail = level / 2.0 if two_sided else level
-    critical = sps.binom.isf(tail, k, 0.5) + 1.0  # the fewest wins with P(X >= c) <= tail
-    reject = sps.binom.sf(critical - 1.0, k, up)
+    log_factorial = np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, n + 1, dtype=np.float64)))])
+    m = np.arange(int(k.max()) + 1)
+    inside = m[None, :] <= k[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_choose = np.where(
+            inside,
+            log_factorial[k][:, None] - log_factorial[m][None, :] - log_factorial[np.abs(k[:, None] - m)],
+            -np.inf,
+        )
+        null = np.exp(log_choose - k[:, None] * math.log(2.0))
+        # P(X >= m) under no difference, and the fewest wins that reject (k + 1: none do).
+        null_tail = np.cumsum(null[:, ::-1], axis=1)[:, ::-1]
+        critical = np.where(null_tail <= tail * (1.0 + 1e-9), m[None, :], k[:, None] + 1).min(axis=1)
+        log_up = math.log(up) if up > 0 else -math.inf
+        log_down = math.log1p(-up) if up < 1 else -math.inf
+        alternative = np.exp(log_choose + np.nan_to_num(m[None, :] * log_up, nan=0.0)
+                             + np.nan_to_num((k[:, None] - m[None, :]) * log_down, nan=0.0))  # fmt: skip
+    alternative = np.where(inside, np.nan_to_num(alternative), 0.0)
+    reject = np.where(m[None, :] >= critical[:, None], alternative, 0.0).sum(axis=1)
     if two_sided:
-        reject = reject + np.where(k - critical >= 0, sps.binom.cdf(k - critical, k, up), 0.0)
-    return float(np.sum(sps.binom.pmf(k, n, psi) * reject))
+        reject += np.where(m[None, :] <= (k - critical)[:, None], alternative, 0.0).sum(axis=1)
+    with np.errstate(divide="ignore"):
+        weight = np.exp(
+            log_factorial[n] - log_factorial[k] - log_factorial[n - k]
+            + k * math.log(psi) + (n - k) * (math.log1p(-psi) if psi < 1 else -math.inf)
+        )  # fmt: skip
+    return float(np.sum(np.nan_to_num(weight) * reject))
+
+
+def _binary_power_normal(k: float, up: float, tail: float, two_sided: bool) -> float:
+    """The sign test's power over ~k discordant units, by the normal approximation of the binomial."""
+    normal = NormalDist()
+    z = normal.inv_cdf(1.0 - tail)
+    bound = k / 2.0 + z * math.sqrt(k) / 2.0 + 0.5  # the fewest wins that reject, continuity-corrected
+    sd = math.sqrt(max(k * up * (1.0 - up), 1e-300))
+    power = 1.0 - normal.cdf((bound - k * up) / sd)
+    if two_sided:
+        power += normal.cdf((k - bound - k * up) / sd)
+    return power
 
 
 # --- simulated power of the sign-flip test --------------------------------------------------------
