@@ -164,9 +164,16 @@ def _binary_power(n: int, psi: float, shift: float, level: float, two_sided: boo
     with np.errstate(divide="ignore"):
         weight = np.exp(
             log_factorial[n] - log_factorial[k] - log_factorial[n - k]
-            + k * math.log(psi) + (n - k) * (math.log1p(-psi) if psi < 1 else -math.inf)
+            + k * math.log(psi) + _times_log(n - k, 1.0 - psi)
         )  # fmt: skip
     return float(np.sum(np.nan_to_num(weight) * reject))
+
+
+def _times_log(count: NDArray[np.int64], p: float) -> FloatArray:
+    """count x log p, with 0 x log 0 = 0 (no unit of a kind that has no chance)."""
+    if p > 0:
+        return np.asarray(count * math.log(p), dtype=np.float64)
+    return np.where(count == 0, 0.0, -np.inf)
 
 
 def _binary_power_normal(k: float, up: float, tail: float, two_sided: bool) -> float:
