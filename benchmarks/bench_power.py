@@ -122,9 +122,12 @@ SIZES = (12, 16, 41, 200, 1000)
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--reps", type=int, default=200)
+    parser.add_argument("--only", choices=("continuous", "binary"), help="one kind of scores")
     args = parser.parse_args()
     print(f"{'cell':<24} {'before (top pair)':>20} {'before (named)':>18} {'after (named)':>18}  mean x old/new  s/rep")
     for binary in (False, True):
+        if args.only is not None and binary != (args.only == "binary"):
+            continue
         world(binary)
         for gate in (False, True):
             for n in SIZES:

@@ -21,7 +21,7 @@ from leaderboard.report.document import marker
 SUITE = ROOT / "examples" / "agent-suite"
 RUNS = SUITE / "runs.jsonl"
 CONFIG = SUITE / "leaderboard.yml"
-TOO_CLOSE = "`sim_small` and `sim_frontier` are too close to call on accuracy — about "
+TOO_CLOSE = "`sim_small` and `sim_frontier` are too close to call on accuracy — this suite does not separate them"
 
 
 def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:

@@ -57,7 +57,7 @@ def test_the_baseline_table_shows_the_change_and_says_one_cluster_gives_no_inter
 
 
 def test_a_clustered_verdict_too_close_to_call_speaks_of_clusters() -> None:
-    assert "too few shared clusters to say how many would separate the top two" in verdict(
+    assert "their 1 shared cluster does not separate the top two at this level" in verdict(
         analyse(RUNS, cluster_by="cluster")
     )
 

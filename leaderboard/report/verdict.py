@@ -91,12 +91,9 @@ def verdict(board: Leaderboard) -> str:
             f"about {second.tasks_needed:,} shared tasks would separate the top two (they share {second.n_shared:,})"
         )
     else:
-        units = (
-            count(second.n_shared, "shared task")
-            if second.n_clusters is None
-            else count(second.n_clusters, "shared cluster")
-        )
-        resolve = f"their {units} do not separate the top two at this level"
+        many = second.n_shared if second.n_clusters is None else second.n_clusters
+        units = count(many, "shared task" if second.n_clusters is None else "shared cluster")
+        resolve = f"their {units} {'does' if many == 1 else 'do'} not separate the top two at this level"
     if set(top) == {first, rows[1].model_id}:
         # Two: name each once.
         return f"**No clear winner**: {inline(first)} {gap}, too close to call: {resolve}."
