@@ -443,7 +443,7 @@ def compare(
         detectable=_detectable(
             models,
             tested_rows,
-            sizes if cluster is not None else None,
+            sizes if cluster is not None else np.where(shared, tw_row, 0.0),
             n,
             sd,
             cluster,
@@ -458,7 +458,7 @@ def compare(
 def _detectable(
     models: Sequence[str],
     tested_rows: FloatArray,
-    sizes: FloatArray | None,
+    sizes: FloatArray,
     n: NDArray[np.int64],
     sd: FloatArray,
     cluster: ClusterFigures | None,
@@ -473,15 +473,9 @@ def _detectable(
     k = typical(units, spread)
     if k is None:
         return None
-    if sizes is None:
-        # The tested row is 0 off the shared tasks: only the shared ones are units.
-        shared = np.flatnonzero(tested_rows[k] != 0)
-        values = tested_rows[k][shared]
-        values = np.concatenate([values, np.zeros(int(n[k]) - values.size)])
-        unit_sizes = np.ones(values.size)
-    else:
-        on = sizes[k] > 0
-        values, unit_sizes = tested_rows[k][on], sizes[k][on]
+    # The units are the shared tasks (sized by their weight: a shift of x moves w d by w x) or clusters.
+    on = sizes[k] > 0
+    values, unit_sizes = tested_rows[k][on], sizes[k][on]
     found = detectable_for(
         values, unit_sizes, level, two_sided=two_sided, seed=seed, pair=(models[k],), sd=float(spread[k]),
         unit="task" if cluster is None else "cluster", min_effect=min_effect,

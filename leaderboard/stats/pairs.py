@@ -351,7 +351,8 @@ def _tested_units(
     tw = design.weight if design.weight is not None else np.ones(shared.size)
     flipped = d.tied * tw
     if design.cluster is None:
-        return flipped[0, shared], np.ones(int(shared.sum()))
+        # Weighted, a shift of x moves each flipped w d by w x: the weights are the units' sizes.
+        return flipped[0, shared], tw[shared]
     sizes = design.onehot.sums(np.where(shared, tw, 0.0)[None, :])[0]
     sums = design.onehot.sums(flipped)[0]
     return sums[sizes > 0], sizes[sizes > 0]
