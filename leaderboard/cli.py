@@ -142,6 +142,7 @@ def _run(args: argparse.Namespace) -> int:
         correction=args.pairwise_correction, cluster_by=args.cluster_by, task_weights=args.task_weights,
         failed_calls=args.failed_calls,
         regression_tolerance=args.regression_tolerance, fail_on_regression=args.fail_on_regression,
+        min_effect=args.min_effect,
         required_tasks=split_required(args.required_tasks or ""), required_score=args.required_score,
     )  # fmt: skip
     try:

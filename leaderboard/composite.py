@@ -86,7 +86,7 @@ class TooClose:
 
     model_a: str
     model_b: str
-    tasks_needed: int | None
+    tasks_needed: int | None  # deprecated: always None (a post-hoc power figure that did not come true)
     n_tasks: int
     differing: tuple[str, ...]  # weighted metrics other than accuracy on which they differ
     n_shared: int = 0  # tasks the two share: an estimate at or below it is never printed

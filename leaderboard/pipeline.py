@@ -78,6 +78,7 @@ class Options:
     fail_on_regression: bool = False
     required_tasks: tuple[str, ...] = ()  # task-id globs; empty: no check
     required_score: float = DEFAULT_REQUIRED_SCORE
+    min_effect: float | None = None  # a difference worth detecting: the tasks that detect it are sized
 
 
 @dataclass(frozen=True)
@@ -198,7 +199,7 @@ def run(
     Raises :class:`InvalidEvalRuns` (:class:`BaselineProblems` for the baseline's runs).
     """
     p = _resolved(options, config)
-    board = _board(runs, p, options.rank_by)
+    board = _board(runs, p, options.rank_by, options.min_effect)
     composite = rank(runs, board, config) if config is not None else None
     required = check_required(runs, options.required_tasks, options.required_score) if options.required_tasks else None
     comparison = changes = None
@@ -207,7 +208,7 @@ def run(
             comparison = compare(
                 baseline, runs, b=p.b, alpha=p.alpha, seed=p.seed, tolerance=options.regression_tolerance,
                 correction=p.correction, fail_on_regression=options.fail_on_regression, cluster_by=p.cluster_by,
-                weights=p.task_weights,
+                weights=p.task_weights, min_effect=options.min_effect,
             )  # fmt: skip
         except InvalidEvalRuns as exc:
             raise BaselineProblems(exc.problems) from exc
@@ -237,8 +238,8 @@ def _resolved(options: Options, config: Config | None) -> Parameters:
     )  # fmt: skip
 
 
-def _board(runs: Sequence[EvalRun], p: Parameters, rank_by: RankBy) -> Leaderboard:
+def _board(runs: Sequence[EvalRun], p: Parameters, rank_by: RankBy, min_effect: float | None = None) -> Leaderboard:
     return analyse(
         runs, b=p.b, alpha=p.alpha, seed=p.seed, rank_by=rank_by, pairs=p.pairs, correction=p.correction,
-        cluster_by=p.cluster_by, weights=p.task_weights, failed_calls=p.failed_calls,
+        cluster_by=p.cluster_by, weights=p.task_weights, failed_calls=p.failed_calls, min_effect=min_effect,
     )  # fmt: skip

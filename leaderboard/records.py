@@ -143,8 +143,8 @@ class PairwiseDiff:
     *and* the exact paired permutation test gives p <= alpha (Holm-adjusted over the family
     by default; raw with ``correction="none"``). ``reason`` says why it is not significant
     (a :class:`Reason`; None when it is); ``p_value`` is the test's raw p, ``p_adjusted`` the one compared with
-    alpha; ``tasks_needed`` is about how many shared tasks would detect a difference this
-    size at the level in force for the pair (None when it is 0).
+    alpha; ``tasks_needed`` and ``clusters_needed`` are deprecated and always None (a post-hoc
+    power figure that did not come true; the leaderboard's ``detectable()`` replaces them).
     With no shared task ``mean_diff``, ``ci_lo``, ``ci_hi`` and the p-values are NaN.
     """
 
@@ -160,7 +160,6 @@ class PairwiseDiff:
     test: str = "none"
     reason: Reason | None = None
     tasks_needed: int | None = None
-    # With clustering: the clusters of the shared tasks, and about how many clusters of the
-    # observed size would detect the difference (tasks_needed is that many clusters' tasks).
+    # With clustering: the clusters of the shared tasks (clusters_needed: deprecated, always None).
     n_clusters: int | None = None
     clusters_needed: int | None = None

@@ -309,11 +309,10 @@ def test_top_two_the_suite_cannot_separate_get_the_too_close_sentence_naming_wha
     close = result.too_close
     assert close is not None and (close.model_a, close.model_b) == ("sim_small", "sim_frontier")
     board = analyse(runs, b=400)
-    assert close.tasks_needed == board.pair(1, 2).tasks_needed
-    assert too_close_sentence(close) == (
-        f"sim_small and sim_frontier are too close to call on accuracy — this suite of {TASKS} tasks cannot resolve "
-        "a gap this small. Any gap between them here is coming from cost and speed."
-    )
+    assert close.tasks_needed is None and board.pair(1, 2).tasks_needed is None
+    sentence = too_close_sentence(close)
+    assert sentence.startswith("sim_small and sim_frontier are too close to call on accuracy")
+    assert "would separate them" not in sentence and "coming from cost and speed" in sentence
 
 
 def test_a_separated_top_two_get_no_too_close_sentence() -> None:

@@ -21,7 +21,7 @@ from leaderboard.report.document import marker
 SUITE = ROOT / "examples" / "agent-suite"
 RUNS = SUITE / "runs.jsonl"
 CONFIG = SUITE / "leaderboard.yml"
-TOO_CLOSE = "the two are too close to call on accuracy (this suite cannot resolve a gap this small)"
+TOO_CLOSE = "the two are too close to call on accuracy (this suite does not separate them at this level)"
 
 
 def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:

@@ -214,14 +214,14 @@ def test_an_estimate_of_tasks_at_or_below_those_shared_is_never_printed() -> Non
     assert needed_words(51, 50, short=True) == "~51 tasks would tell"
 
 
-def test_tasks_needed_is_computed_at_the_level_in_force_after_the_correction() -> None:
+def test_the_detectable_difference_is_computed_at_the_level_in_force_after_the_correction() -> None:
     rng = np.random.default_rng(4)
     scores = np.clip(rng.normal(0.5 + 0.01 * np.arange(10)[:, None], 0.15, (10, 100)), 0, 1)
     runs = records(scores)
-    holm, per_pair = analyse(runs), analyse(runs, correction="none")
-    assert holm.pairs.level < per_pair.pairs.level == 0.05
-    unseparated = ~holm.pairs.significant & (holm.pairs.tasks_needed > 0)
-    assert np.all(holm.pairs.tasks_needed[unseparated] > per_pair.pairs.tasks_needed[unseparated])
+    holm, per_pair = analyse(runs).detectable(), analyse(runs, correction="none").detectable()
+    assert holm is not None and per_pair is not None
+    assert holm.level < per_pair.level == 0.05 and holm.pair == per_pair.pair
+    assert holm.difference > per_pair.difference
 
 
 def test_the_leaderboard_says_how_far_its_claims_hold_and_what_the_suite_can_detect() -> None:

@@ -55,10 +55,11 @@ def test_clustered_minimum_detectable_difference_is_sized_by_clusters_not_tasks(
     assert (clusters.unit, clusters.n_shared) == ("cluster", 12)
     # One pair, not separated: the level in force is alpha itself.
     assert clusters.level == pytest.approx(0.05)
-    assert clusters.difference == pytest.approx(_expected_cluster_difference(a - b, g, 0.05), rel=1e-9)
+    # Simulated from the pair's 12 cluster sums with the test run on them: near the normal formula, not equal.
+    assert 0.7 < clusters.difference / _expected_cluster_difference(a - b, g, 0.05) < 1.6
     # The per-task spread promises a resolution the clusters do not give.
     assert clusters.difference > 2 * tasks.difference
-    assert "With 12 shared clusters this suite detects a difference of about" in detectable_sentence(clusters)
+    assert "With 12 shared clusters this suite detects a difference of about" in detectable_sentence(clusters, name=str)
 
 
 def test_clustered_comparison_minimum_detectable_change_is_sized_by_clusters_not_tasks() -> None:
@@ -69,7 +70,7 @@ def test_clustered_comparison_minimum_detectable_change_is_sized_by_clusters_not
     d = clustered.detectable
     assert d is not None and per_task is not None
     assert (d.unit, d.n_shared, d.two_sided) == ("cluster", 12, False)
-    assert d.difference == pytest.approx(_expected_cluster_difference(b - a, g, d.level, two_sided=False), rel=1e-9)
+    assert 0.7 < d.difference / _expected_cluster_difference(b - a, g, d.level, two_sided=False) < 1.6
     assert d.difference > 2 * per_task.difference
     assert "With 12 shared clusters this suite detects a change" in rule_text(clustered)
     assert comparison_dict(clustered)["detectable"]["unit"] == "cluster"  # type: ignore[index]
@@ -85,7 +86,7 @@ def test_too_few_clusters_for_the_level_in_force_detect_no_difference_of_any_siz
     d = board.detectable()
     assert d is not None and not d.reachable
     assert (d.n_shared, d.fewest) == (7, 10)
-    sentence = detectable_sentence(d)
+    sentence = detectable_sentence(d, name=str)
     assert sentence.startswith("With 7 shared clusters this suite cannot detect a difference of any size")
     assert "needs at least 10 clusters" in sentence
     assert sentence.rstrip(".") in render_report(board)  # the document may point on to the warning below
@@ -115,17 +116,15 @@ def test_a_clustered_comparisons_reason_names_the_cluster_test_as_the_leaderboar
     assert board.pairs[0].reason is not None and reason_text(board.pairs[0].reason) == "cluster exact test p = 0.062"
 
 
-def test_a_clustered_comparison_says_the_clusters_a_change_would_need_as_the_leaderboard_does() -> None:
+def test_a_clustered_comparison_gives_no_post_hoc_clusters_needed() -> None:
     a, b, g = _cluster_effect_pair()
     comparison = compare(_runs("m", a, g), _runs("m", b, g), b=400, alpha=0.05, seed=0, cluster_by="category")
     change = comparison.models[0]
-    assert change.verdict == "no detectable change"
-    assert change.n_clusters == 12 and change.clusters_needed is not None and change.clusters_needed > 12
-    assert change.tasks_needed == int(np.ceil(change.clusters_needed * 10))
-    # The JSON report keeps the count; the documents never print a post-hoc "would detect".
-    assert "would detect" not in verdict_text(change, 0.0)
+    assert change.verdict == "no detectable change" and change.n_clusters == 12
+    assert change.clusters_needed is None and change.tasks_needed is None
+    assert "would detect a change this size" not in verdict_text(change, 0.0)
     entry = comparison_dict(comparison)["models"][0]  # type: ignore[index]
-    assert (entry["n_clusters"], entry["clusters_needed"]) == (12, change.clusters_needed)
+    assert (entry["n_clusters"], entry["clusters_needed"]) == (12, None)
     unclustered = comparison_dict(compare(_runs("m", a, g), _runs("m", b, g), b=400, alpha=0.05, seed=0))
     assert "n_clusters" not in unclustered["models"][0]  # type: ignore[index]
 

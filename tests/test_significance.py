@@ -25,7 +25,6 @@ from leaderboard.stats.significance import (
     min_tasks,
     quantised,
     sign_flip_test,
-    tasks_needed,
 )
 
 
@@ -334,24 +333,16 @@ def test_resolution_covers_neighbours_and_the_leader_against_everyone() -> None:
     ranked = [r.model_id for r in board.rows]
     assert [{p.model_a, p.model_b} for p in adjacent] == [set(ranked[i : i + 2]) for i in range(3)]
     assert [{p.model_a, p.model_b} for p in leader] == [{ranked[0], other} for other in ranked[1:]]
-    assert len(leader) == 3 and not adjacent[0].significant and adjacent[0].tasks_needed is not None
+    assert len(leader) == 3 and not adjacent[0].significant
     report = json.loads(render_json(board))
     assert report["resolution"]["adjacent"][0]["separated"] is False
-    assert report["resolution"]["adjacent"][0]["tasks_needed"] == adjacent[0].tasks_needed
 
 
-def test_tasks_needed_follows_the_formula_and_grows_as_the_gap_shrinks() -> None:
-    z = stats.norm.ppf(0.975) + stats.norm.ppf(0.8)
-    assert tasks_needed(np.array([0.03]), np.array([0.2]), 0.05)[0] == math.ceil(z * z * 0.04 / 0.0009)
-    shrinking = tasks_needed(np.array([0.1, 0.05, 0.02, 0.01]), np.full(4, 0.2), 0.05)
-    assert list(shrinking) == sorted(shrinking) and len(set(shrinking)) == 4
-    assert tasks_needed(np.array([0.0]), np.array([0.2]), 0.05)[0] == -1  # no difference: none would tell
-    assert tasks_needed(np.array([0.5]), np.array([0.0]), 0.05)[0] == min_tasks(0.05)
-
-
-def test_a_pair_with_no_difference_needs_no_tasks_number() -> None:
-    (pair,) = analyse(paired([0.5, 0.6, 0.7] * 3, [0.5, 0.6, 0.7] * 3)).pairs
-    assert pair.tasks_needed is None
+def test_no_pair_carries_a_post_hoc_tasks_needed_figure() -> None:
+    board = analyse(separated_suite([0.2, 0.2, 0.0, -0.1]))
+    assert all(p.tasks_needed is None and p.clusters_needed is None for p in board.pairs)
+    report = json.loads(render_json(board))
+    assert {p["tasks_needed"] for p in report["pairs"]} == {None}
 
 
 # --- categories and win-rate fine print -------------------------------------------------------

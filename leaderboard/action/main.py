@@ -295,6 +295,7 @@ def _options(settings: Settings) -> Options:
         task_weights=settings.task_weights,
         failed_calls=settings.failed_calls,
         regression_tolerance=settings.regression_tolerance,
+        min_effect=settings.min_effect,
         fail_on_regression=settings.fail_on_regression,
         required_tasks=settings.required_tasks,
         required_score=settings.required_score,

@@ -52,6 +52,7 @@ class Settings:
     baseline_artifact: str
     fail_on_regression: bool
     regression_tolerance: float
+    min_effect: float | None
     config: str
     # From the runner's environment.
     workspace: str
@@ -180,6 +181,7 @@ def parse_settings(environ: Mapping[str, str]) -> Settings:
         baseline_artifact=values["baseline-artifact"] or "",
         fail_on_regression=bool(values["fail-on-regression"]),
         regression_tolerance=values["regression-tolerance"],
+        min_effect=values["min-effect"],
         config=config,
         workspace=environ.get("GITHUB_WORKSPACE") or ".",
         event_name=environ.get("GITHUB_EVENT_NAME", ""),

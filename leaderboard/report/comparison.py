@@ -171,7 +171,11 @@ def rule_text(comparison: Comparison) -> str:
         )
     else:
         test = f"the {name} gives p ≤ {comparison.alpha:g} (two-sided, each model on its own: per-model claims)"
-    power = f" {detectable_sentence(comparison.detectable, 'change')}" if comparison.detectable is not None else ""
+    power = (
+        f" {detectable_sentence(comparison.detectable, 'change', name=lambda m: md_code(m, table=False))}"
+        if comparison.detectable is not None
+        else ""
+    )
     if comparison.relabelled:
         power += (
             f" {_count(comparison.relabelled)} shared task{'s are' if comparison.relabelled != 1 else ' is'} in "

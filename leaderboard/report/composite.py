@@ -39,10 +39,7 @@ def too_close_sentence(
             "resolve a gap this small."
         )
     else:
-        head = (
-            f"{a} and {b} are too close to call on accuracy — they score alike on the tasks both ran, "
-            "so more tasks alone would not separate them."
-        )
+        head = f"{a} and {b} are too close to call on accuracy — this suite does not separate them at this level."
     if close.differing:
         keep = len(close.differing) if limit is None else limit
         named = [d if d in DESCRIBED.values() else metric(d) for d in close.differing[:keep]]
@@ -132,7 +129,7 @@ def composite_verdict(result: CompositeBoard) -> str:
         elif close.tasks_needed:
             needed = "this suite cannot resolve a gap this small"
         else:
-            needed = "they score alike on the tasks both ran"
+            needed = "this suite does not separate them at this level"
         if close.differing:
             text += f"; the two are too close to call on accuracy ({needed}), so the gap comes from the other metrics"
         else:

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from ..stats.family import Detectable
+from ..stats.power import Detectable
 
 DECIMALS = 3
 MAX_DECIMALS = 12
@@ -259,4 +259,8 @@ def detectable_dict(d: Detectable | None) -> dict[str, object] | None:
         "power": d.power,
         "difference": None if math.isnan(d.difference) else d.difference,
         "fewest": d.fewest,
+        "pair": list(d.pair),
+        "method": "exact" if d.exact else "simulation",
+        "min_effect": d.min_effect,
+        "units_for_min_effect": d.units_for_effect,
     }

@@ -268,7 +268,6 @@ def _pair_lines(board: Leaderboard, start: int, stop: int) -> list[str]:
     t = board.pairs
     a, b = (list(map(str, (c[start:stop] + 1).tolist())) for c in (t.a, t.b))
     n = list(map(str, t.n_shared[start:stop].tolist()))
-    needed = [str(v) if v >= 0 else "null" for v in t.tasks_needed[start:stop].tolist()]
     tests = [METHOD_NAMES[m] for m in t.method[start:stop].tolist()]
     # The chunk's own codes: ``t.significant`` compares the whole column, on every chunk.
     significant = ["true" if v == SIGNIFICANT else "false" for v in t.reason_code[start:stop].tolist()]
@@ -276,16 +275,15 @@ def _pair_lines(board: Leaderboard, start: int, stop: int) -> list[str]:
         _numbers(c[start:stop]) for c in (t.mean_diff, t.ci_lo, t.ci_hi, t.p_value, t.p_adjusted)
     )
     reasons = _reasons(board, start, stop)
-    # With cluster-by on: the pair's shared clusters and the clusters needed, after the other fields.
+    # With cluster-by on: the pair's shared clusters (and the deprecated clusters_needed), after the other fields.
     extra = [""] * (stop - start)
     if t.clustered:
         clusters = t.n_clusters[start:stop].tolist()
-        wanted = [str(v) if v >= 0 else "null" for v in t.clusters_needed[start:stop].tolist()]
-        extra = [f', "n_clusters": {clusters[k]}, "clusters_needed": {wanted[k]}' for k in range(stop - start)]
+        extra = [f', "n_clusters": {clusters[k]}, "clusters_needed": null' for k in range(stop - start)]
     return [
         f'{{"a": {a[k]}, "b": {b[k]}, "n_shared": {n[k]}, "mean_diff": {mean[k]}, "ci_lo": {lo[k]}, '
         f'"ci_hi": {hi[k]}, "p_value": {p[k]}, "p_adjusted": {adjusted[k]}, "test": "{tests[k]}", '
-        f'"significant": {significant[k]}, "reason": {reasons[k]}, "tasks_needed": {needed[k]}{extra[k]}}}'
+        f'"significant": {significant[k]}, "reason": {reasons[k]}, "tasks_needed": null{extra[k]}}}'
         for k in range(stop - start)
     ]
 

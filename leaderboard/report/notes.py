@@ -93,7 +93,7 @@ def scope_line(board: Leaderboard) -> str | None:
             "group are per pair too."
         )
     power = board.detectable()
-    level = f" {detectable_sentence(power)}" if power is not None else ""
+    level = f" {detectable_sentence(power, name=lambda m: md_code(m, table=False))}" if power is not None else ""
     if power is not None and power.unit == "cluster" and not power.df >= FEW_DF:
         level = level.removesuffix(".") + " (see ⚠ Few effective clusters below)."
     return f"<sub>{scope}{level}</sub>"

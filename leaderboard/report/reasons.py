@@ -2,18 +2,20 @@
 can resolve.
 
 The statistics return numbers and codes (:class:`~leaderboard.records.Reason`,
-:class:`~leaderboard.stats.family.Detectable`); every document and the JSON report word them here, so
+:class:`~leaderboard.stats.power.Detectable`); every document and the JSON report word them here, so
 one sentence reads the same wherever it appears.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..records import Reason, Why
 from ..stats.analysis import Leaderboard
 from ..stats.categories import MIN_TASKS, NoBest
 from ..stats.clustering import FEW_DF
-from ..stats.family import Detectable
-from .formatting import p_value
+from ..stats.power import Detectable
+from .formatting import magnitude_text, p_value
 
 # How each sign-flip method (significance.METHOD_NAMES' order) is named in a reason.
 # Indexed by significance.METHOD_NAMES' codes; 3 and 4 (the Monte Carlo and normal tiers) are no longer made.
@@ -76,14 +78,15 @@ def needed_words(needed: int | None, n_shared: int, what: str = "tell", *, short
     return f"{'~' if short else 'about '}{needed:,} tasks would {what}"
 
 
-def detectable_sentence(d: Detectable, what: str = "difference") -> str:
-    """What the suite can resolve at the level in force, in one sentence."""
-    if d.unit == "cluster" and d.reachable and not d.df >= FEW_DF:
-        # The figure is a normal approximation; at a handful of effective df the t quantiles of the
-        # intervals and the few sign patterns of the test leave much larger differences unresolved.
+def detectable_sentence(d: Detectable, what: str = "difference", *, name: Callable[[str], str]) -> str:
+    """What the suite can resolve at the level in force, in one sentence, naming the pair it is computed for
+    (``name`` shows a model id in the document's markup)."""
+    if d.unit == "cluster" and d.reachable and not d.df >= FEW_DF and not d.exact:
+        # At a handful of effective df the few sign patterns and t quantiles leave far larger differences
+        # unresolved than any figure from the typical pair's spread says.
         return (
             f"With {d.n_shared:,} shared clusters and effective df as low as {d.df:.3g}, no "
-            f"normal-approximation figure of the {what} this suite detects holds."
+            f"figure of the {what} this suite detects holds."
         )
     sides = "" if d.two_sided else " one-sided"
     if not d.reachable:
@@ -92,12 +95,26 @@ def detectable_sentence(d: Detectable, what: str = "difference") -> str:
             f"level ({d.level:.3g}{sides}): a sign-flip test needs at least {d.fewest:,} {d.unit}s "
             "to reach it."
         )
-    spread = "per-task differences" if d.unit == "task" else "the differences' cluster means"
-    return (
-        f"With {d.n_shared:,} shared {d.unit}s this suite detects a {what} of about "
-        f"±{d.difference:.3g} with {d.power:.0%} power at this level ({d.level:.3g}{sides}; paired, "
-        f"from the median spread {d.sd:.3g} of {spread})."
+    units = "per-task differences" if d.unit == "task" else "per-cluster differences"
+    whose = " vs ".join(name(m) for m in d.pair)
+    typical = "pair" if len(d.pair) == 2 else "model"
+    how = (
+        f"the exact power of the McNemar test at that {typical}'s discordant share"
+        if d.exact
+        else f"the power of the test run here, simulated from that {typical}'s {units}"
     )
+    sentence = (
+        f"With {d.n_shared:,} shared {d.unit}s this suite detects a {what} of about "
+        f"±{magnitude_text(d.difference)} with "
+        f"{d.power:.0%} power at this level ({d.level:.3g}{sides}) for the typical {typical}, {whose} (the "
+        f"median spread of {units}; {how})."
+    )
+    if d.min_effect is not None and d.units_for_effect is not None:
+        count = "more than 10,000,000" if d.units_for_effect < 0 else f"about {d.units_for_effect:,}"
+        sentence += (
+            f" A {what} of ±{magnitude_text(d.min_effect)} (min-effect) would need {count} {d.unit}s like these."
+        )
+    return sentence
 
 
 def best_set_sentence(board: Leaderboard) -> str:

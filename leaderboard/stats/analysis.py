@@ -21,9 +21,10 @@ from .categories import CategoryBest, category_best
 from .cluster_check import ClusterCheck, cluster_check
 from .clustering import CLUSTER_BY, ClusterBy, DesignEffect
 from .design import Clusters, category_design, cluster_summary
-from .family import DEFAULT_CORRECTION, Correction, Detectable, check_correction, detectable
+from .family import DEFAULT_CORRECTION, Correction, check_correction
 from .pairs import PairTable, empty_columns, pair_table
 from .parameters import check_b_alpha, check_resamples
+from .power import Detectable
 from .rows import RANK_BY, RankBy, all_tied_tasks, binary_models, category_tasks, model_rows, rank_ranges
 from .weights import TASK_WEIGHTS, TaskWeights
 
@@ -78,15 +79,11 @@ class Leaderboard:
         return tuple(row.model_id for row in self.rows if row.rank_lo == 1)
 
     def detectable(self) -> Detectable | None:
-        """The suite's minimum detectable difference at the level in force for a pair not yet separated."""
-        if not self.pairs_computed:
-            return None
-        table = self.pairs
-        if table.clustered:
-            d = detectable(table.n_clusters.astype(np.int64), table.cluster_sd, table.level, unit="cluster")
-            fewest_df = self.clustering.min_df if self.clustering is not None else math.inf
-            return replace(d, df=fewest_df) if d is not None else None
-        return detectable(table.n_shared.astype(np.int64), table.sd, table.level)
+        """The typical pair's minimum detectable difference at the level in force for a pair not yet separated."""
+        d = self.pairs.detectable if self.pairs_computed else None
+        if d is not None and self.pairs.clustered:
+            return replace(d, df=self.clustering.min_df if self.clustering is not None else math.inf)
+        return d
 
 
 def analyse(
@@ -101,6 +98,7 @@ def analyse(
     cluster_by: ClusterBy = "none",
     weights: TaskWeights = "ignore",
     failed_calls: FailedCalls = DEFAULT_FAILED_CALLS,
+    min_effect: float | None = None,
 ) -> Leaderboard:
     """The whole leaderboard in one pass: ranked rows and (optionally) every pairwise comparison.
 
@@ -112,6 +110,8 @@ def analyse(
     cluster as the unit (stats/clustering.py); ``weights="apply"`` applies task weights
     (stats/weights.py). ``failed_calls="zero"`` (the default) scores a failed call 0, so a model whose calls
     fail on the hard tasks is not ahead for it; ``"exclude"`` leaves failed calls out.
+    (stats/weights.py). ``min_effect``: the detectable figure also says how many units of the typical
+    pair's kind detect a difference this size (stats/power.py).
     """
     check_b_alpha(b, alpha)
     if cluster_by not in CLUSTER_BY:
@@ -139,7 +139,7 @@ def analyse(
     clustered = design.cluster is not None
     if pairs:
         table = pair_table(matrix, engine, theta if theta is not None else np.zeros((0, b)), means, order, alpha,
-                            correction, design)  # fmt: skip
+                            correction, design, min_effect)  # fmt: skip
         best = best_set(table)
         rows = rank_ranges(rows, table, in_set(best, table.ranked_ids))
         winners = category_best(matrix, design, alpha, correction, seed)

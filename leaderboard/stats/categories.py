@@ -72,8 +72,8 @@ def _worst_p(
 ) -> float:
     """The largest one-sided p of ``leader`` ahead of each of ``others`` on the tasks both ran in the category.
 
-    A Monte Carlo p near its floor is drawn again, fine enough for a family of ``comparisons`` at alpha
-    (family.refine_monte_carlo): one-sided, at most the level alpha / comparisons needs.
+    One-sided: half the sign-flip p in the direction of the leader's lead (which reaches any level the
+    ``comparisons`` at alpha need).
     """
     d = differences(scores, cells, np.full(others.size, leader), others)
     flipped = d.tied * (w[None, :] if w is not None else 1.0)

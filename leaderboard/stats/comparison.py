@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -39,8 +39,6 @@ from .family import (
     CORRECTIONS,
     DEFAULT_CORRECTION,
     Correction,
-    Detectable,
-    detectable,
     family_members,
 )
 from .matrix import ScoreMatrix, score_matrix
@@ -51,12 +49,12 @@ from .paired import (
     decide,
     differences,
     excludes_zero,
-    needed,
     reason_codes,
     sign_flip,
     weighted_hull,
 )
 from .parameters import check_resamples
+from .power import Detectable, detectable_for, typical
 from .resampling import FloatArray, encode_ids, keyed_rng, percentile_interval, resampled_means
 from .significance import METHOD_NAMES, min_tasks
 from .ties import TIE_ABS_TOL
@@ -84,8 +82,8 @@ class ModelChange:
     comparison is family-wise: then p is for a change in the direction of ``delta``), ``p_value``
     is its p, ``p_adjusted`` the one compared with alpha (Holm-adjusted over the models compared
     when the comparison is family-wise). ``reason`` says why no change was detected (a code with its numbers,
-    (None when one was); ``tasks_needed`` is about how many shared tasks would detect a
-    change the size of ``delta`` (None when it is 0).
+    (None when one was); ``tasks_needed`` and ``clusters_needed`` are deprecated and always None
+    (a post-hoc power figure that did not come true; ``Comparison.detectable`` replaces them).
     With no shared task, ``delta``, the means over shared tasks, the CI and p are NaN.
     """
 
@@ -107,8 +105,7 @@ class ModelChange:
     base_tasks: int
     pr_tasks: int
     categories: tuple[CategoryChange, ...] = ()
-    # With cluster-by on: the clusters the model shares with its baseline, and about how many
-    # clusters of the observed size would detect a change the size of ``delta`` (None otherwise).
+    # With cluster-by on: the clusters the model shares with its baseline (None otherwise).
     n_clusters: int | None = None
     clusters_needed: int | None = None
 
@@ -138,7 +135,8 @@ class Comparison:
     tolerance: float
     correction: Correction = DEFAULT_CORRECTION
     # The regression family: models whose one-sided test can reach alpha (1 when per model), and
-    # the level a model not flagged is held to; the suite's minimum detectable drop at that level.
+    # the level a model not flagged is held to; the typical model's minimum detectable drop at that
+    # level (two-sided change when per model).
     family: int = 1
     level: float = 0.05
     detectable: Detectable | None = None
@@ -313,6 +311,7 @@ def compare(
     fail_on_regression: bool = False,
     cluster_by: ClusterBy = "none",
     weights: TaskWeights = "ignore",
+    min_effect: float | None = None,
 ) -> Comparison:
     """Compare each model of ``runs`` with the same model in ``baseline_runs`` (matched by model_id).
 
@@ -367,10 +366,6 @@ def compare(
         p, member, alpha, correction, one_sided_rows=None if two_sided else tested_rows, down=tie_free < 0
     )
     p, adjusted = decisions.p, decisions.adjusted
-    needed_tasks, needed_clusters = needed(
-        tie_free, sd, decisions.levels, two_sided=two_sided, cluster_sd=cluster.sd if cluster else None,
-        n_shared=n, clusters=cluster.clusters if cluster else None,
-    )  # fmt: skip
     units = cluster.clusters if cluster is not None else n
     # The interval must exclude 0 on the side the mean (and a one-sided p) points to.
     codes = reason_codes(n, units, excludes_zero(lo, hi, tie_free), adjusted, alpha, unchanged)
@@ -414,7 +409,7 @@ def compare(
                 p_adjusted=adj_k,
                 test=test,
                 reason=reason,
-                tasks_needed=int(needed_tasks[k]) if needed_tasks[k] >= 0 else None,
+                tasks_needed=None,
                 base_mean_all=float(np.mean(own_base)),
                 pr_mean_all=float(np.mean(own_pr)),
                 base_tasks=int(own_base.size),
@@ -424,7 +419,6 @@ def compare(
                     for c in np.flatnonzero(counts)
                 ),
                 n_clusters=int(units[k]) if cluster is not None else None,
-                clusters_needed=int(needed_clusters[k]) if cluster is not None and needed_clusters[k] >= 0 else None,
             )
         )
     return Comparison(
@@ -445,16 +439,46 @@ def compare(
         reweighted=reweighted,
         family=int(member.sum()) if not two_sided else 1,
         level=decisions.level,
-        detectable=(
-            detectable(n, sd, decisions.level, two_sided=two_sided)
-            if cluster is None
-            else detectable(
-                cluster.clusters.astype(np.int64),
-                cluster.sd,
-                decisions.level,
-                two_sided=two_sided,
-                unit="cluster",
-                df=cluster.df,
-            )
+        detectable=_detectable(
+            models,
+            tested_rows,
+            sizes if cluster is not None else np.where(shared, tw_row, 0.0),
+            n,
+            sd,
+            cluster,
+            decisions.level,
+            two_sided,
+            seed,
+            min_effect,
         ),
     )
+
+
+def _detectable(
+    models: Sequence[str],
+    tested_rows: FloatArray,
+    sizes: FloatArray,
+    n: NDArray[np.int64],
+    sd: FloatArray,
+    cluster: ClusterFigures | None,
+    level: float,
+    two_sided: bool,
+    seed: int,
+    min_effect: float | None,
+) -> Detectable | None:
+    """The typical model's (the median spread's) minimum detectable change at ``level``, from its own units."""
+    units = cluster.clusters if cluster is not None else n
+    spread = cluster.sd if cluster is not None else sd
+    k = typical(units, spread)
+    if k is None:
+        return None
+    # The units are the shared tasks (sized by their weight: a shift of x moves w d by w x) or clusters.
+    on = sizes[k] > 0
+    values, unit_sizes = tested_rows[k][on], sizes[k][on]
+    found = detectable_for(
+        values, unit_sizes, level, two_sided=two_sided, seed=seed, pair=(models[k],), sd=float(spread[k]),
+        unit="task" if cluster is None else "cluster", min_effect=min_effect,
+    )  # fmt: skip
+    if cluster is not None and np.isfinite(cluster.df[k]):
+        return replace(found, df=float(np.min(cluster.df[np.isfinite(cluster.df)])))
+    return found

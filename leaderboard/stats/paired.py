@@ -10,8 +10,8 @@ its baseline. Each goes through the same steps, in this order:
 3. the sign-flip test of the (weighted) differences, or of their cluster sums, with the Monte Carlo
    refinement a large family needs (:func:`sign_flip`);
 4. the family's correction, two-sided or as one-sided families of drops and rises (:func:`decide`);
-5. the reason a row is not decided (:func:`reason_codes`) and the tasks (or clusters) a difference
-   this size would need at the level in force (:func:`needed`).
+5. the reason a row is not decided (:func:`reason_codes`); what the suite can resolve is
+   stats/power.py's, for one named row.
 
 The callers differ only where their questions do: the leaderboard resamples model means (a pair's
 interval is the difference of the two resampled means), the comparison resamples differences; the
@@ -28,7 +28,7 @@ from numpy.typing import NDArray
 
 from ..records import Why
 from .clustering import cr2, t_interval
-from .family import Correction, adjust, one_sided, step_levels, tasks_needed_at
+from .family import Correction, adjust, one_sided, step_levels
 from .resampling import FloatArray
 from .significance import min_tasks, sign_flip_test
 from .ties import TIE_ABS_TOL, TIE_REL_TOL, tie_tolerance
@@ -211,28 +211,3 @@ def reason_codes(
             DECIDED,
         )
     return np.asarray(codes, dtype=np.int8)
-
-
-def needed(
-    mean: FloatArray,
-    sd: FloatArray,
-    levels: FloatArray,
-    *,
-    two_sided: bool = True,
-    cluster_sd: FloatArray | None = None,
-    n_shared: NDArray[np.integer] | None = None,
-    clusters: NDArray[np.integer] | None = None,
-) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """(tasks needed, clusters needed) to detect a difference of ``mean`` at each row's level; -1 where none.
-
-    With clustering (``cluster_sd``), clusters of the row's observed mean size, and tasks as that many
-    clusters' tasks; otherwise from the per-task spread ``sd``, and no clusters (-1).
-    """
-    mean = np.nan_to_num(mean)
-    if cluster_sd is None:
-        return tasks_needed_at(mean, sd, levels, two_sided=two_sided), np.full(mean.shape, -1, dtype=np.int64)
-    assert n_shared is not None and clusters is not None
-    clusters_needed = tasks_needed_at(mean, cluster_sd, levels, two_sided=two_sided)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        size = n_shared / np.maximum(clusters, 1)
-    return np.where(clusters_needed >= 0, np.ceil(clusters_needed * size), -1).astype(np.int64), clusters_needed

@@ -1,4 +1,4 @@
-"""Every pair of the leaderboard: paired interval, sign-flip test, family-wise decision and tasks needed.
+"""Every pair of the leaderboard: paired interval, sign-flip test, family-wise decision, and what the suite resolves.
 
 A pair's numbers are held as columns (:class:`PairTable`): at 3,000 models there are 4.5
 million pairs, and a :class:`~leaderboard.records.PairwiseDiff` is made only when one is read.
@@ -17,10 +17,11 @@ from .bootstrap import BootstrapEngine
 from .design import Design
 from .family import Correction, family_members
 from .matrix import ScoreMatrix, row_sums
-from .paired import DECIDED, cluster_figures, decide, differences, excludes_zero, needed, reason_codes, sign_flip
+from .paired import DECIDED, cluster_figures, decide, differences, excludes_zero, reason_codes, sign_flip
+from .power import Detectable, detectable_for, typical
 from .resampling import FloatArray, percentile_interval
 from .significance import METHOD_NAMES, min_tasks
-from .ties import TIE_ABS_TOL, TIE_REL_TOL, tie_key
+from .ties import TIE_REL_TOL, tie_key
 from .weights import kish
 
 # The reason column's code of a significant pair; any other is a records.Why.
@@ -44,6 +45,7 @@ class PairTable(Sequence[PairwiseDiff]):
         correction: Correction,
         *,
         clustered: bool = False,
+        detectable: Detectable | None = None,
     ) -> None:
         self.ranked_ids = tuple(ranked_ids)
         self.clustered = clustered  # cluster-by on: decisions flip clusters, not tasks
@@ -59,16 +61,16 @@ class PairTable(Sequence[PairwiseDiff]):
         self.p_adjusted: FloatArray = columns["p_adjusted"]
         self.method: NDArray[np.int8] = columns["method"]
         self.reason_code: NDArray[np.int8] = columns["reason"]
-        self.tasks_needed: NDArray[np.int64] = columns["tasks_needed"]
         # Spread of each pair's per-task differences, and whether its test is in the family.
         self.sd: FloatArray = columns["sd"]
         self.member: NDArray[np.bool_] = columns["member"]
         count = self.a.size
         self.n_clusters: NDArray[np.int32] = columns.get("n_clusters", np.zeros(count, dtype=np.int32))
-        self.clusters_needed: NDArray[np.int64] = columns.get("clusters_needed", np.full(count, -1, dtype=np.int64))
-        # Clustered: sqrt(V C) of each pair's CR2 variance V over its C clusters (the spread that sizes
-        # clusters needed and the minimum detectable difference); NaN otherwise.
+        # Clustered: sqrt(V C) of each pair's CR2 variance V over its C clusters (the spread that picks
+        # the typical pair of the minimum detectable difference); NaN otherwise.
         self.cluster_sd: FloatArray = columns.get("cluster_sd", np.full(count, np.nan))
+        # The minimum detectable difference of the typical pair, at the level in force (stats/power.py).
+        self.detectable = detectable
 
     @property
     def significant(self) -> NDArray[np.bool_]:
@@ -134,7 +136,6 @@ class PairTable(Sequence[PairwiseDiff]):
         return distinct, [slot[k] for k in at]
 
     def _item(self, p: int) -> PairwiseDiff:
-        needed = int(self.tasks_needed[p])
         return PairwiseDiff(
             model_a=self.ranked_ids[int(self.a[p])],
             model_b=self.ranked_ids[int(self.b[p])],
@@ -147,9 +148,7 @@ class PairTable(Sequence[PairwiseDiff]):
             p_adjusted=float(self.p_adjusted[p]),
             test=METHOD_NAMES[int(self.method[p])],
             reason=self.why(p),
-            tasks_needed=needed if needed >= 0 else None,
             n_clusters=int(self.n_clusters[p]) if self.clustered else None,
-            clusters_needed=int(self.clusters_needed[p]) if self.clustered and self.clusters_needed[p] >= 0 else None,
         )
 
     @overload
@@ -212,8 +211,10 @@ def pair_table(
     alpha: float,
     correction: Correction,
     design: Design,
+    min_effect: float | None = None,
 ) -> PairTable:
-    """Every pair: paired bootstrap CI, exact permutation test, decision, tasks needed.
+    """Every pair: paired bootstrap CI, exact permutation test, decision; the typical pair's detectable difference
+    (and the units that detect ``min_effect``).
 
     Pairs are processed in chunks: the resampled differences of a chunk are reduced to
     their interval before the next chunk is drawn, so memory does not grow with pairs x B.
@@ -228,7 +229,6 @@ def pair_table(
         **{k: np.full(n_pairs, np.nan) for k in ("mean_diff", "ci_lo", "ci_hi", "p_value", "sd")},
         "method": np.zeros(n_pairs, dtype=np.int8),
         "n_clusters": np.zeros(n_pairs, dtype=np.int32),
-        "clusters_needed": np.full(n_pairs, -1, dtype=np.int64),
         "nonzero": np.zeros(n_pairs, dtype=np.int64),
         "cluster_sd": np.full(n_pairs, np.nan),
     }
@@ -274,7 +274,7 @@ def pair_table(
                 raw_sum = row_sums(raw, shared)
                 mean_raw = raw_sum / n
                 mean_tied = (raw_sum if diffs is raw else row_sums(diffs, shared)) / n
-                # The spread only sizes tasks_needed (a rounded-up estimate): numpy's own sum will do.
+                # The spread only picks the typical pair: numpy's own sum will do.
                 squares = np.einsum("ij,ij->i", diffs, diffs) - n * mean_tied * mean_tied
                 sd = np.sqrt(np.maximum(squares, 0.0) / (n - 1))
             flipped = diffs
@@ -319,19 +319,39 @@ def pair_table(
     units = cols["n_clusters"] if clustered else n_shared
     excludes_0 = excludes_zero(cols["ci_lo"], cols["ci_hi"])
     cols["reason"] = reason_codes(n_shared, units, excludes_0, decisions.adjusted, alpha)
-    tie_free_mean = np.where(np.abs(cols["mean_diff"]) <= TIE_ABS_TOL, 0.0, cols["mean_diff"])
-    cluster_sd = cols["cluster_sd"] if clustered else None
-    cols["tasks_needed"], cols["clusters_needed"] = needed(
-        tie_free_mean,
-        cols["sd"],
-        decisions.levels,
-        cluster_sd=cluster_sd,
-        n_shared=n_shared,
-        clusters=cols["n_clusters"],
-    )
     if not clustered:
         cols.pop("cluster_sd")
-    return PairTable([matrix.model_ids[m] for m in order], cols, alpha, correction, clustered=clustered)
+    ids = [matrix.model_ids[m] for m in order]
+    spread = cols["cluster_sd"] if clustered else cols["sd"]
+    typical_pair = typical(cols["n_clusters"] if clustered else n_shared, spread)
+    found = None
+    if typical_pair is not None:
+        a, b = ranked[pos_a[typical_pair : typical_pair + 1]], ranked[pos_b[typical_pair : typical_pair + 1]]
+        values, sizes = _tested_units(scores, present, a, b, design)
+        level = decisions.level
+        found = detectable_for(
+            values, sizes, level, two_sided=True, seed=engine.seed, min_effect=min_effect,
+            pair=(ids[int(pos_a[typical_pair])], ids[int(pos_b[typical_pair])]), sd=float(spread[typical_pair]),
+            unit="cluster" if clustered else "task",
+        )  # fmt: skip
+    return PairTable(ids, cols, alpha, correction, clustered=clustered, detectable=found)
+
+
+def _tested_units(
+    scores: FloatArray, present: NDArray[np.bool_], a: NDArray[np.int64], b: NDArray[np.int64], design: Design
+) -> tuple[FloatArray, FloatArray]:
+    """One pair's units as its test flips them: (weighted) per-task differences over the shared tasks, or
+    their sums per shared cluster with the clusters' sizes (tasks, or weight)."""
+    d = differences(scores, present, a, b)
+    shared = d.shared[0]
+    tw = design.weight if design.weight is not None else np.ones(shared.size)
+    flipped = d.tied * tw
+    if design.cluster is None:
+        # Weighted, a shift of x moves each flipped w d by w x: the weights are the units' sizes.
+        return flipped[0, shared], tw[shared]
+    sizes = design.onehot.sums(np.where(shared, tw, 0.0)[None, :])[0]
+    sums = design.onehot.sums(flipped)[0]
+    return sums[sizes > 0], sizes[sizes > 0]
 
 
 def empty_columns() -> dict[str, NDArray[Any]]:
@@ -339,7 +359,6 @@ def empty_columns() -> dict[str, NDArray[Any]]:
     floats = ("mean_diff", "ci_lo", "ci_hi", "p_value", "p_adjusted", "sd")
     return {
         **{k: np.zeros(0, dtype=np.int32) for k in ints},
-        "tasks_needed": np.zeros(0, dtype=np.int64),
         "member": np.zeros(0, dtype=bool),
         **{k: np.zeros(0) for k in floats},
         "method": np.zeros(0, dtype=np.int8),

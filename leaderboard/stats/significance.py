@@ -27,7 +27,6 @@ and 0.25) are equal here too, and 0/1 data has no rounding at all.
 from __future__ import annotations
 
 import math
-from statistics import NormalDist
 
 import numpy as np
 from numpy.typing import NDArray
@@ -198,19 +197,3 @@ def holm(p_values: FloatArray) -> FloatArray:
     adjusted = np.empty(m)
     adjusted[order] = np.maximum.accumulate(scaled)
     return adjusted
-
-
-def tasks_needed(mean_diff: FloatArray, sd_diff: FloatArray, alpha: float, power: float = 0.8) -> IntArray:
-    """About how many shared tasks would detect a paired difference this size: -1 when d = 0 or unknown.
-
-    n* = ceil((z_{1-alpha/2} + z_power)^2 * s_d^2 / d^2), the normal-approximation sample
-    size of a paired test, and never below ``min_tasks(alpha)`` (fewer cannot reach alpha
-    whatever the effect).
-    """
-    z = NormalDist().inv_cdf(1.0 - alpha / 2.0) + NormalDist().inv_cdf(power)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        n = np.ceil(z * z * sd_diff**2 / mean_diff**2)
-    ok = np.isfinite(n) & (mean_diff != 0) & np.isfinite(sd_diff)
-    # Past 2^62 the estimate means "never": clip so the integer conversion stays defined.
-    n = np.where(ok, np.minimum(n, 2.0**62), -1.0)
-    return np.where(ok, np.maximum(n, min_tasks(alpha)), -1).astype(np.int64)

@@ -1,0 +1,154 @@
+"""Does "detects ±x with 80% power" come true? Before (the normal formula on the median pair) and after (power.py).
+
+Each replication draws a suite from a world of models whose per-task differences are spread unequally
+(so the pair a reader asks about is not the median pair), computes the figure as the statistics do
+(the family's p-values, Holm's level in force, the typical pair and its detectable difference), then
+draws a fresh suite of the same size for the pair the figure is checked on, with that pair's true
+difference set to the printed x, and runs the test the statistics run (sign-flip p, with the family's
+Monte Carlo refinement) at the printed level. The rate of detection is the promise kept.
+
+* pairs: 5 models, every pair two-sided, Holm over the 10 pairs.
+* gate: 4 models against their baselines, one-sided drops, Holm over the 4.
+* continuous: normal task effects plus model noise of unequal spread; binary: 0/1 outcomes whose
+  discordance differs by pair. A fresh pair at true difference x keeps the world's spread of the
+  pair's centred differences (continuous) or its discordant share (binary).
+
+"before" is checked on the pair a reader reads it beside (the top two; the gate's first model),
+"after" on the pair it names. Rates are ± one Monte Carlo SE.
+
+    python benchmarks/bench_power.py --reps 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from statistics import NormalDist
+
+import numpy as np
+
+from leaderboard.stats.family import family_members
+from leaderboard.stats.paired import decide, sign_flip
+from leaderboard.stats.power import detectable_for, typical
+
+ALPHA = 0.05
+SIGMA = np.array([0.04, 0.08, 0.12, 0.2, 0.3])  # model noise: pair spreads differ
+MEANS = np.array([0.50, 0.51, 0.52, 0.53, 0.54])
+LOGIT_SLOPE = np.array([0.3, 0.6, 1.0, 1.6, 2.4])  # binary: how strongly each model follows task difficulty
+
+
+def suite(rng: np.random.Generator, n: int, binary: bool) -> np.ndarray:
+    """(models, tasks) scores."""
+    task = rng.normal(0.0, 1.0, n)
+    if binary:
+        logits = LOGIT_SLOPE[:, None] * task[None, :] + np.log(MEANS / (1 - MEANS))[:, None]
+        noise = rng.normal(0.0, 0.5, (MEANS.size, n))
+        return (rng.random((MEANS.size, n)) < 1.0 / (1.0 + np.exp(-(logits + noise)))).astype(np.float64)
+    return MEANS[:, None] + 0.1 * task[None, :] + SIGMA[:, None] * rng.normal(0.0, 1.0, (MEANS.size, n))
+
+
+def old_figure(sd: np.ndarray, n: int, level: float, two_sided: bool) -> float:
+    z = NormalDist().inv_cdf(1 - (level / 2 if two_sided else level)) + NormalDist().inv_cdf(0.8)
+    return z * float(np.median(sd)) / math.sqrt(n)
+
+
+def figures(scores: np.ndarray, gate: bool, seed: int) -> tuple[float, float, float, tuple[int, int], tuple[int, int]]:
+    """(old x, new x, level, the pair after names, the pair before is read beside) of one suite."""
+    m, n = scores.shape
+    if gate:
+        # The PR's scores: each model's baseline row is the next model's (a fixed unequal spread of change).
+        a, b = np.arange(m - 1), np.arange(1, m)
+    else:
+        a, b = np.triu_indices(m, 1)
+    diffs = scores[a] - scores[b]
+    sd = diffs.std(axis=1, ddof=1)
+    member = family_members(np.count_nonzero(diffs, axis=1), 2 * ALPHA if gate else ALPHA)
+    p, _ = sign_flip(diffs, seed, refine_alpha=2 * ALPHA if gate else ALPHA, family_bound=a.size)
+    if gate:
+        mean = diffs.mean(axis=1)
+        decisions = decide(p, member, ALPHA, "holm", one_sided_rows=diffs, down=mean < 0)
+    else:
+        decisions = decide(p, member, ALPHA, "holm")
+    level = decisions.level
+    k = typical(np.full(a.size, n), sd)
+    assert k is not None
+    new = detectable_for(diffs[k], np.ones(n), level, two_sided=not gate, seed=seed, pair=("a", "b"), sd=sd[k])
+    old = old_figure(sd, n, level, not gate)
+    order = np.argsort(-scores.mean(axis=1))
+    read = (int(a[0]), int(b[0])) if gate else (int(order[0]), int(order[1]))
+    return old, new.difference, level, (int(a[k]), int(b[k])), read
+
+
+def detected(rng: np.random.Generator, n: int, binary: bool, pair: tuple[int, int], x: float, level: float,
+             gate: bool, seed: int) -> bool:  # fmt: skip
+    """A fresh suite of the pair, its true difference set to x (toward a drop for the gate): detected at level?"""
+    if not math.isfinite(x):
+        return False
+    fresh = suite(rng, n, binary)
+    d = fresh[pair[0]] - fresh[pair[1]]
+    sign = -1.0 if gate else 1.0
+    if binary:
+        discordant = rng.random(n) < max(DISCORDANCE[(n, pair)], x)
+        psi = max(DISCORDANCE[(n, pair)], x)
+        up = rng.random(n) < (psi + x) / (2 * psi)
+        d = np.where(discordant, np.where(up, 1.0, -1.0), 0.0) * sign
+    else:
+        d = d - TRUE_MEAN[pair] + sign * x
+    p, _ = sign_flip(d[None, :], seed, refine_alpha=2 * level if gate else level, family_bound=1)
+    if gate:
+        return bool(d.sum() < 0 and p[0] / 2 <= level)
+    return bool(p[0] <= level)
+
+
+DISCORDANCE: dict[tuple[int, tuple[int, int]], float] = {}
+TRUE_MEAN: dict[tuple[int, int], float] = {}
+
+
+def world(binary: bool) -> None:
+    """The world's true pair means and discordant shares, from one large draw."""
+    big = suite(np.random.default_rng(12345), 400_000, binary)
+    for i in range(MEANS.size):
+        for j in range(MEANS.size):
+            if i != j:
+                TRUE_MEAN[(i, j)] = float((big[i] - big[j]).mean())
+                for n in SIZES:
+                    DISCORDANCE[(n, (i, j))] = float(np.mean(big[i] != big[j]))
+
+
+SIZES = (12, 16, 41, 200, 1000)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--reps", type=int, default=200)
+    parser.add_argument("--only", choices=("continuous", "binary"), help="one kind of scores")
+    args = parser.parse_args()
+    print(f"{'cell':<24} {'before (top pair)':>20} {'before (named)':>18} {'after (named)':>18}  mean x old/new  s/rep")
+    for binary in (False, True):
+        if args.only is not None and binary != (args.only == "binary"):
+            continue
+        world(binary)
+        for gate in (False, True):
+            for n in SIZES:
+                rng = np.random.default_rng(n * 7 + binary * 3 + gate)
+                hits = np.zeros((3, args.reps))
+                xs = np.zeros((2, args.reps))
+                start = time.perf_counter()
+                for r in range(args.reps):
+                    scores = suite(rng, n, binary)
+                    old, new, level, named, read = figures(scores, gate, r)
+                    xs[:, r] = old, new
+                    hits[0, r] = detected(rng, n, binary, read, old, level, gate, r + 1)
+                    hits[1, r] = detected(rng, n, binary, named, old, level, gate, r + 1)
+                    hits[2, r] = detected(rng, n, binary, named, new, level, gate, r + 1)
+                rate = hits.mean(axis=1)
+                se = np.sqrt(rate * (1 - rate) / args.reps)
+                cell = f"{'binary' if binary else 'continuous'} {'gate' if gate else 'pairs'} n={n}"
+                shown = "  ".join(f"{100 * v:5.1f}% ± {100 * s:3.1f}" for v, s in zip(rate, se, strict=True))
+                elapsed = (time.perf_counter() - start) / args.reps
+                print(f"{cell:<24} {shown}  {np.nanmean(xs[0]):.3f}/{np.nanmean(xs[1]):.3f}  {elapsed:.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
