@@ -154,7 +154,11 @@ def rule_text(comparison: Comparison) -> str:
         else ""
     )
     clustered = comparison.cluster_by != "none"
-    name = "cluster sign-flip test" if clustered else "paired permutation test (exact or Monte Carlo)"
+    name = (
+        "cluster sign-flip test (the CR2 t-test where too few clusters leave it short of the level)"
+        if clustered
+        else "paired permutation test (exact or Monte Carlo)"
+    )
     unit = "clusters" if clustered else "tasks"
     if comparison.one_sided:
         if comparison.family:

@@ -30,7 +30,9 @@ def pairs_note(board: Leaderboard) -> str:
             f"Pairwise: {table.tested:,} pair{'s' if table.tested != 1 else ''} tested at {level}; "
             f"{int(table.significant.sum()):,} significant. "
             "Significant means the CR2 cluster-robust CI of the mean difference excludes 0 and the cluster "
-            f"sign-flip test (each cluster's summed difference flips sign) gives {p} <= {board.alpha:g}. "
+            f"sign-flip test (each cluster's summed difference flips sign) gives {p} <= {board.alpha:g}; "
+            "where too few clusters leave the sign-flip unable to reach the family's level (its smallest p "
+            "is 2 / 2^clusters), the CR2 t-test with Bell-McCaffrey df takes its place. "
             f"Below {min_tasks(board.alpha)} shared clusters no sign-flip test can reach {board.alpha:g}: "
             "nothing is significant."
         )

@@ -26,6 +26,7 @@ TEST_WORDS = (
     "Monte Carlo test",
     "normal-approximation test",
     "saddlepoint test",
+    "CR2 t-test",
 )
 
 

@@ -21,6 +21,12 @@ SWE-bench, a passage of a reading test), not the task:
   with the same tiers (exact enumeration up to 26 non-zero clusters, exact binomial when
   all sums are equal, the saddlepoint tail otherwise). Valid at any cluster sizes.
   Fewer than ``min_tasks(alpha)`` clusters cannot reach alpha: nothing is significant.
+  Its smallest p is 2 / 2^C, so with a few clusters it cannot reach the level a family holds
+  a pair to (Holm's alpha / m: 8 clusters and 10 pairs never do). There, and only there, the
+  pair is tested with the **CR2 t-test**: t = mean / sqrt(V) against Student's t at the
+  Bell-McCaffrey df (:func:`t_two_sided_p`), whose p can reach any level. It is the interval's
+  own test (p <= alpha exactly when the t-interval excludes 0), not exact but measured to keep
+  the level at 6 to 30 clusters (benchmarks/bench_cluster_test.py).
 * **0/1 scores**: the (continuity-corrected) Wilson score interval with the design-effect-adjusted effective n
   (N / max(1, V / (p(1-p)/N))) and the t quantile at the Bell-McCaffrey df.
 
@@ -47,7 +53,9 @@ FloatArray = NDArray[np.float64]
 
 ClusterBy = Literal["none", "category", "cluster"]
 CLUSTER_BY: tuple[ClusterBy, ...] = ("none", "category", "cluster")
-METHOD = "CR2 t-interval with Bell-McCaffrey df; cluster sign-flip test"
+METHOD = (
+    "CR2 t-interval with Bell-McCaffrey df; cluster sign-flip test, or the CR2 t-test where it cannot reach the level"
+)
 # The documents warn that the clusters are too few to resolve much (wide intervals, few differences
 # separable) when one cluster holds more than this share of the tasks, or when the smallest
 # effective degrees of freedom of a model's interval (or of the pairs behind a detectable
@@ -120,6 +128,26 @@ def t_quantile(q: float, df: FloatArray) -> FloatArray:
         hi = np.where(above, hi, mid)
     out = np.where(distinct > 1e7, NormalDist().inv_cdf(q), (lo + hi) / 2.0)
     return np.asarray(out[inverse.reshape(df.shape)], dtype=np.float64)
+
+
+def t_two_sided_p(t: FloatArray, df: FloatArray) -> FloatArray:
+    """Student's two-sided tail P(|T_df| >= |t|) = I_{df/(df+t^2)}(df/2, 1/2), elementwise; NaN where df is not > 0.
+
+    The incomplete beta form keeps its relative accuracy far into the tail (p of 1e-12 and below),
+    where 1 - CDF would cancel to 0.
+    """
+    t, df = np.broadcast_arrays(np.asarray(t, dtype=np.float64), np.asarray(df, dtype=np.float64))
+    out = np.full(t.shape, np.nan)
+    ok = np.isfinite(df) & (df > 0) & ~np.isnan(t)
+    if ok.any():
+        lgamma = np.vectorize(math.lgamma, otypes=[np.float64])
+        a, tt = df[ok] / 2.0, t[ok]
+        b = np.full_like(a, 0.5)
+        log_beta = lgamma(a) + lgamma(b) - lgamma(a + b)
+        with np.errstate(over="ignore", invalid="ignore"):
+            x = np.where(np.isinf(tt), 0.0, a * 2.0 / (a * 2.0 + tt * tt))
+        out[ok] = _betainc(a, b, x, log_beta)
+    return out
 
 
 # --- CR2 and Bell-McCaffrey -------------------------------------------------------------------

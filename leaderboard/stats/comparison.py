@@ -46,6 +46,7 @@ from .paired import (
     DECIDED,
     ClusterFigures,
     cluster_figures,
+    clustered_p,
     decide,
     differences,
     excludes_zero,
@@ -361,6 +362,10 @@ def compare(
     two_sided = correction == "none"
     member = (n > 0) & family_members(np.count_nonzero(tested_rows, axis=1), 2.0 * alpha)  # one-sided: 1 / 2^k <= alpha
     p, method = sign_flip(tested_rows)
+    if cluster is not None:
+        # One-sided, p / 2 meets alpha / m: the two-sided p must reach 2 alpha / m.
+        level = alpha if two_sided else 2.0 * alpha / max(1, int(member.sum()))
+        p, method = clustered_p(p, method, cluster.t_p, np.count_nonzero(tested_rows, axis=1), member, level)
     tie_free = np.where(unchanged | (np.abs(delta) <= TIE_ABS_TOL), 0.0, delta)
     decisions = decide(
         p, member, alpha, correction, one_sided_rows=None if two_sided else tested_rows, down=tie_free < 0

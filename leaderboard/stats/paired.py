@@ -8,7 +8,8 @@ its baseline. Each goes through the same steps, in this order:
 2. its interval: the percentile bootstrap (widened by :func:`weighted_hull` when task weights are
    applied), or with clustering the CR2 t-interval of the cluster totals (:func:`cluster_figures`);
 3. the sign-flip test of the (weighted) differences, or of their cluster sums, with the Monte Carlo
-   refinement a large family needs (:func:`sign_flip`);
+   refinement a large family needs (:func:`sign_flip`); with clustering, the CR2 t-test where the
+   few clusters' sign-flip cannot reach the family's level (:func:`clustered_p`);
 4. the family's correction, two-sided or as one-sided families of drops and rises (:func:`decide`);
 5. the reason a row is not decided (:func:`reason_codes`); what the suite can resolve is
    stats/power.py's, for one named row.
@@ -27,10 +28,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..records import Why
-from .clustering import cr2, t_interval
+from .clustering import cr2, t_interval, t_two_sided_p
 from .family import Correction, adjust, one_sided, step_levels
 from .resampling import FloatArray
-from .significance import min_tasks, sign_flip_test
+from .significance import CR2_T, min_tasks, sign_flip_test
 from .ties import TIE_ABS_TOL, TIE_REL_TOL, tie_tolerance
 
 # The reason code of a decided row (a significant pair, a detected change); any other is a Why.
@@ -95,13 +96,14 @@ def weighted_hull(
 
 @dataclass(frozen=True)
 class ClusterFigures:
-    """A clustered row's CR2 t-interval, shared clusters, spread sqrt(V C) and Bell-McCaffrey df."""
+    """A clustered row's CR2 t-interval, shared clusters, spread sqrt(V C), Bell-McCaffrey df and CR2 t-test p."""
 
     ci_lo: FloatArray
     ci_hi: FloatArray
     clusters: NDArray[np.int64]
     sd: FloatArray
     df: FloatArray
+    t_p: FloatArray  # two-sided, of the sums after the tie rule; NaN where V is not > 0 (no t to read)
 
 
 def cluster_figures(
@@ -118,7 +120,33 @@ def cluster_figures(
         moments = replace(moments, mean=mean)
     lo, hi = t_interval(moments, alpha)
     spread = cr2(tied_totals, sizes)
-    return ClusterFigures(lo, hi, moments.clusters, np.sqrt(spread.variance * spread.clusters), spread.df)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        positive = spread.variance > 0
+        t = np.where(positive, spread.mean / np.sqrt(np.where(positive, spread.variance, 1.0)), np.nan)
+    t_p = t_two_sided_p(t, spread.df)
+    return ClusterFigures(lo, hi, moments.clusters, np.sqrt(spread.variance * spread.clusters), spread.df, t_p)
+
+
+def clustered_p(
+    p: FloatArray,
+    method: NDArray[np.int8],
+    t_p: FloatArray,
+    nonzero: NDArray[np.integer],
+    member: NDArray[np.bool_],
+    level: float,
+) -> tuple[FloatArray, NDArray[np.int8]]:
+    """The sign-flip p where it can reach ``level``, else the CR2 t-test's ``t_p`` (method CR2_T).
+
+    ``level``: the smallest level the family holds a row to (two-sided; Holm's first step alpha / m).
+    The sign-flip's smallest p over C non-zero cluster sums is 2 / 2^C: where that is above ``level``
+    no difference of any size could be claimed, so the t-test (not exact, but able to reach it) is
+    used instead. Only family members switch (a non-member keeps a p its test cannot bring to
+    alpha), and only where the t is defined (V > 0). The choice reads C and the family size, never p.
+    """
+    with np.errstate(over="ignore"):
+        floor = 2.0 / np.exp2(nonzero.astype(np.float64))
+    use = member & (floor > level) & np.isfinite(t_p)
+    return np.where(use, t_p, p), np.where(use, np.int8(CR2_T), method).astype(np.int8)
 
 
 def sign_flip(rows: FloatArray) -> tuple[FloatArray, NDArray[np.int8]]:

@@ -17,7 +17,16 @@ from .bootstrap import BootstrapEngine
 from .design import Design
 from .family import Correction, family_members
 from .matrix import ScoreMatrix, row_sums
-from .paired import DECIDED, cluster_figures, decide, differences, excludes_zero, reason_codes, sign_flip
+from .paired import (
+    DECIDED,
+    cluster_figures,
+    clustered_p,
+    decide,
+    differences,
+    excludes_zero,
+    reason_codes,
+    sign_flip,
+)
 from .power import Detectable, detectable_for, typical
 from .resampling import FloatArray, percentile_interval
 from .significance import METHOD_NAMES, min_tasks
@@ -230,6 +239,7 @@ def pair_table(
         "method": np.zeros(n_pairs, dtype=np.int8),
         "n_clusters": np.zeros(n_pairs, dtype=np.int32),
         "nonzero": np.zeros(n_pairs, dtype=np.int64),
+        "t_p": np.full(n_pairs, np.nan),
         "cluster_sd": np.full(n_pairs, np.nan),
     }
     scores, present = engine.filled, matrix.present
@@ -299,6 +309,7 @@ def pair_table(
             cols["ci_lo"][start:stop], cols["ci_hi"][start:stop] = figures.ci_lo, figures.ci_hi
             cols["n_clusters"][start:stop] = figures.clusters
             cols["cluster_sd"][start:stop] = figures.sd
+            cols["t_p"][start:stop] = figures.t_p
             tested_rows = cluster_tied
         else:
             tested_rows = flipped
@@ -313,7 +324,14 @@ def pair_table(
     cols["ci_lo"][none] = np.nan
     cols["ci_hi"][none] = np.nan
     n_shared = cols["n_shared"]
-    member = (n_shared > 0) & family_members(cols.pop("nonzero"), alpha)
+    nonzero, t_p = cols.pop("nonzero"), cols.pop("t_p")
+    member = (n_shared > 0) & family_members(nonzero, alpha)
+    if clustered:
+        # The family's strictest level (Holm's first step) decides where the sign-flip cannot reach it.
+        level = alpha if correction == "none" else alpha / max(1, int(member.sum()))
+        p_set, method_set = clustered_p(cols["p_value"], cols["method"], t_p, nonzero, member, level)
+        cols["p_value"] = np.where(n_shared > 0, p_set, np.nan)
+        cols["method"] = method_set
     decisions = decide(cols["p_value"], member, alpha, correction)
     cols["p_adjusted"], cols["member"] = decisions.adjusted, member
     units = cols["n_clusters"] if clustered else n_shared

@@ -42,7 +42,9 @@ QUANTUM = 2.0**-40
 
 # How each p-value was computed (PairwiseDiff.test and the JSON report say it in words).
 # MONTE_CARLO and NORMAL are no longer used (every p now reaches any level); their codes stay reserved.
-NONE, EXACT, BINOMIAL, MONTE_CARLO, NORMAL, SADDLEPOINT = range(6)
+# CR2_T: with clustering, the CR2 t-test with Bell-McCaffrey df where the cluster sign-flip cannot reach
+# the family's level (stats/paired.py clustered_p); not a sign-flip tier.
+NONE, EXACT, BINOMIAL, MONTE_CARLO, NORMAL, SADDLEPOINT, CR2_T = range(7)
 METHOD_NAMES = (
     "none",
     "exact sign-flip",
@@ -50,6 +52,7 @@ METHOD_NAMES = (
     "Monte Carlo sign-flip",
     "normal approximation",
     "saddlepoint sign-flip",
+    "CR2 t-test",
 )
 
 # Subset sums held at once when counting (~32 MiB of int64).
