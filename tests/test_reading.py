@@ -296,7 +296,7 @@ def test_500_models_fit_one_comment_with_the_outcome_the_top_group_and_every_cha
 
 def test_scores_in_0_1_read_as_percent_and_differences_as_points(comments: dict[str, tuple[str, int]]) -> None:
     body = comments["regression-gate"][0]
-    assert f"| `{DROPPING}` | 74.4% | 71.4% | −3.0 [−4.8,\u00a0−1.6] | ❌ **regressed** | 500 |" in body
+    assert f"| `{DROPPING}` | 74.4% | 71.4% | −3.0 [−4.4,\u00a0−1.8] | ❌ **regressed** | 500 |" in body
     assert "| 1–3 | `20251118_mini-v….0_gemini-3-pro-preview-20251118` | 74.2% | [70.0,\u00a078.0] |" in body
 
 
