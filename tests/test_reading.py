@@ -310,6 +310,6 @@ def test_score_format_fraction_keeps_fractions_and_the_json_report_is_fractions_
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
         out[fmt] = (done.stdout, report.read_text())
-    assert "| 1 | `Qwen/Qwen3-Embedding-0.6B` | 70.5% | [64.6,\u00a076.2] |" in out["percent"][0]
-    assert "| 1 | `Qwen/Qwen3-Embedding-0.6B` | 0.705 | [0.646,\u00a00.762] |" in out["fraction"][0]
+    assert "| 1 | `Qwen/Qwen3-Embedding-0.6B` | 70.5% | [63.5,\u00a076.9] |" in out["percent"][0]
+    assert "| 1 | `Qwen/Qwen3-Embedding-0.6B` | 0.705 | [0.635,\u00a00.769] |" in out["fraction"][0]
     assert out["percent"][1] == out["fraction"][1]
