@@ -399,7 +399,7 @@ def test_the_json_report_carries_the_comparison_under_baseline_after_resolution(
     assert section["new_models"] == ["new"] and section["removed_models"] == ["jinaai/jina-embeddings-v3"]
     assert section["parameters"] == {
         "alpha": 0.05, "bootstrap_samples": B, "seed": 0, "regression_tolerance": 0.0, "correction": "holm",
-        "one_sided": True, "level": 0.05, "min_shared_for_significance": 6,
+        "one_sided": True, "ci_confidence": 0.9, "level": 0.05, "min_shared_for_significance": 6,
     }  # fmt: skip
     regressed = next(m for m in section["models"] if m["model_id"] == "intfloat/e5-base-v2")
     assert regressed["verdict"] == "regressed" and regressed["ci_hi"] < 0 and regressed["n_shared"] == 41
@@ -438,7 +438,8 @@ def test_the_cli_compares_with_baseline_files_and_fails_on_regression_only_when_
 
     gated = cli(str(pr), "--baseline", str(EXAMPLE), "--fail-on-regression")
     assert gated.returncode == 1 and gated.stdout.startswith("❌ **1 regression** — this check fails: ")
-    assert "regressed: intfloat/e5-base-v2: Δ −0.020, 95% CI [−0.020, −0.020], over 41 shared tasks" in gated.stderr
+    line = "regressed: intfloat/e5-base-v2: Δ −0.020, one-sided 95% bounds [−0.020, −0.020], over 41 shared tasks"
+    assert line in gated.stderr
 
     tolerated = cli(str(pr), "--baseline", str(EXAMPLE), "--fail-on-regression", "--regression-tolerance", "0.05")
     assert tolerated.returncode == 0 and "lower within the tolerance" in tolerated.stdout

@@ -50,8 +50,8 @@ def test_a_regression_with_the_gate_posts_the_comment_then_errors_naming_the_mod
     assert f"| `{REGRESSING}` | 62.7% | 60.7% | −2.0 [−2.0,\u00a0−2.0] | ❌ **regressed** | 41 |" in body
     errors = [a for a in result.annotations if a.startswith("::error")]
     assert errors == [
-        f"::error title=Regression::Regressed: {REGRESSING}: Δ −0.020, 95%25 CI [−0.020, −0.020], over 41 shared "
-        "tasks, one-sided exact binomial (McNemar) p < 0.001"
+        f"::error title=Regression::Regressed: {REGRESSING}: Δ −0.020, one-sided 95%25 bounds [−0.020, −0.020], "
+        "over 41 shared tasks, one-sided exact binomial (McNemar) p < 0.001"
     ]
     # The comment first, then the errors.
     assert result.stdout.index("Created leaderboard comment") < result.stdout.index("::error title=Regression")

@@ -342,7 +342,7 @@ def test_a_tasks_score_is_the_mean_over_its_trials() -> None:
 
 def test_trials_are_resampled_as_cases_not_as_calls() -> None:
     """Three trials of each task give the same interval as one record of the task's mean."""
-    tasks = [0.2, 0.9, 0.5, 0.7, 0.1, 1.0, 0.4, 0.6]
+    tasks = [0.25, 0.875, 0.5, 0.75, 0.125, 1.0, 0.375, 0.625]  # exact in binary: three of each average to it
     once = [EvalRun("m", f"t{i}", "acc", s) for i, s in enumerate(tasks)]
     thrice = [EvalRun("m", f"t{i}", "acc", s, trial=k) for i, s in enumerate(tasks) for k in range(3)]
     a, b = analyse(once, b=400).rows[0], analyse(thrice, b=400).rows[0]

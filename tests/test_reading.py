@@ -296,7 +296,7 @@ def test_500_models_fit_one_comment_with_the_outcome_the_top_group_and_every_cha
 
 def test_scores_in_0_1_read_as_percent_and_differences_as_points(comments: dict[str, tuple[str, int]]) -> None:
     body = comments["regression-gate"][0]
-    assert f"| `{DROPPING}` | 74.4% | 71.4% | −3.0 [−4.8,\u00a0−1.6] | ❌ **regressed** | 500 |" in body
+    assert f"| `{DROPPING}` | 74.4% | 71.4% | −3.0 [−4.4,\u00a0−1.8] | ❌ **regressed** | 500 |" in body
     assert "| 1–3 | `20251118_mini-v….0_gemini-3-pro-preview-20251118` | 74.2% | [70.0,\u00a078.0] |" in body
 
 
@@ -310,6 +310,6 @@ def test_score_format_fraction_keeps_fractions_and_the_json_report_is_fractions_
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
         out[fmt] = (done.stdout, report.read_text())
-    assert "| 1 | `Qwen/Qwen3-Embedding-0.6B` | 70.5% | [64.6,\u00a076.2] |" in out["percent"][0]
-    assert "| 1 | `Qwen/Qwen3-Embedding-0.6B` | 0.705 | [0.646,\u00a00.762] |" in out["fraction"][0]
+    assert "| 1 | `Qwen/Qwen3-Embedding-0.6B` | 70.5% | [63.5,\u00a076.9] |" in out["percent"][0]
+    assert "| 1 | `Qwen/Qwen3-Embedding-0.6B` | 0.705 | [0.635,\u00a00.769] |" in out["fraction"][0]
     assert out["percent"][1] == out["fraction"][1]

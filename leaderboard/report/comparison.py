@@ -77,6 +77,17 @@ def shown_interval(change: ModelChange) -> tuple[str, str, bool]:
     return difference(change.delta, change.ci_lo, change.ci_hi, change.significant, missing="")
 
 
+def interval_name(alpha: float, one_sided: bool) -> str:
+    """ "95% CI", or "one-sided 95% bounds" when each end is a one-sided bound at the test's level."""
+    confidence = f"{(1.0 - alpha) * 100:.6g}%"
+    return f"one-sided {confidence} bounds" if one_sided else f"{confidence} CI"
+
+
+def interval_confidence(comparison: Comparison) -> str:
+    """The two-sided confidence of the interval shown ("90%" when its ends are one-sided 95% bounds)."""
+    return f"{(1.0 - comparison.ci_alpha) * 100:.6g}%"
+
+
 def _mean(value: float) -> str:
     return number(value)
 
@@ -149,7 +160,8 @@ def rule_text(comparison: Comparison) -> str:
     """How a change is decided, for the method block (no markup: it sits in a paragraph of its own)."""
     confidence = f"{(1.0 - comparison.alpha) * 100:.6g}%"
     tolerance = (
-        f", and by more than the tolerance: the CI's upper end below −{comparison.tolerance:g}"
+        f", and by more than the tolerance: the CI's upper {'bound' if comparison.one_sided else 'end'} below "
+        f"−{comparison.tolerance:g}"
         if comparison.tolerance > 0
         else ""
     )
@@ -192,12 +204,19 @@ def rule_text(comparison: Comparison) -> str:
             "another weight in the baseline: this run's weights are used."
         )
     if clustered:
-        ci = f"{confidence} CR2 cluster-robust CI over {comparison.clusters:,} clusters (by {comparison.cluster_by})"
+        ci = f"CR2 cluster-robust CI over {comparison.clusters:,} clusters (by {comparison.cluster_by})"
     else:
-        ci = f"{confidence} paired bootstrap CI ({comparison.b} resamples, seed {comparison.seed})"
+        ci = f"paired bootstrap CI ({comparison.b} resamples, seed {comparison.seed})"
+    excludes = "the CI excludes 0"
+    if comparison.one_sided:
+        # The bound sits at the one-sided test's level: the two-sided interval at 1 - 2 alpha.
+        ci = f"{ci}, each end a one-sided {confidence} bound (the two-sided {interval_confidence(comparison)} interval)"
+        excludes = "the CI excludes 0 on Δ's side (a drop's upper bound below 0, a rise's lower bound above 0)"
+    else:
+        ci = f"{confidence} {ci}"
     return (
         f"**The baseline comparison**: Δ = this run − baseline, the mean over the tasks the model ran in both; "
-        f"{ci}, ends rounded outward. A change is detected when the CI excludes 0, {test} and the model shares "
+        f"{ci}, ends rounded outward. A change is detected when {excludes}, {test} and the model shares "
         f"at least {min_tasks(comparison.alpha)} {unit}; a drop is a regression when it is detected{tolerance}. "
         f"Means are over the shared tasks.{power}"
     )
@@ -211,10 +230,10 @@ def _tasks_cell(change: ModelChange) -> str:
 
 def table(changes: Sequence[ModelChange], comparison: Comparison, noise: Mapping[str, str] | None = None) -> str:
     """The models' rows; ``noise``: model id → its run-to-run noise on the base branch, shown under its Δ."""
-    confidence = f"{(1.0 - comparison.alpha) * 100:.6g}%"
     label = labels([m.model_id for m in changes])
+    bounds = interval_name(comparison.alpha, comparison.one_sided)
     lines = [
-        f"| Model | Base | PR | Δ{delta_unit()} [{confidence} CI] | Verdict | Tasks |",
+        f"| Model | Base | PR | Δ{delta_unit()} [{bounds}] | Verdict | Tasks |",
         "|-------|-----:|---:|:------:|---------|------:|",
     ]
     for m in changes:
@@ -395,6 +414,8 @@ def comparison_dict(comparison: Comparison) -> dict[str, object]:
             "regression_tolerance": comparison.tolerance,
             "correction": comparison.correction,
             "one_sided": comparison.one_sided,
+            # [ci_lo, ci_hi]'s two-sided confidence: 1 - 2 alpha when each end is a one-sided 1 - alpha bound.
+            "ci_confidence": 1.0 - comparison.ci_alpha,
             "level": comparison.level,
             "min_shared_for_significance": min_tasks(comparison.alpha),
         },
@@ -504,7 +525,7 @@ def gate_line(change: ModelChange, alpha: float) -> str:
     ci = ci.replace("\u00a0", " ")  # a log line: a plain space
     adjusted = f" (Holm-adjusted {p_text(change.p_adjusted, alpha)})" if change.p_adjusted != change.p_value else ""
 
-    bounds = f"{(1 - alpha) * 100:.6g}% CI {ci}" if ci else no_interval(change.n_clusters)
+    bounds = f"{interval_name(alpha, change.one_sided_bounds)} {ci}" if ci else no_interval(change.n_clusters)
     return (
         f"{printable(change.model_id)}: Δ {delta}, {bounds}, over {change.n_shared} "
         f"shared tasks, {change.test} {p_text(change.p_value, alpha)}{adjusted}"

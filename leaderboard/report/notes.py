@@ -6,6 +6,7 @@ import math
 
 from ..stats.analysis import Leaderboard
 from ..stats.clustering import FEW_DF, LARGEST_SHARE_WARNING
+from ..stats.rows import SMALL_SUITE, WIDENED
 from ..stats.significance import min_tasks
 from .cluster_note import RELATED_DESIGN_EFFECT, cluster_check_note
 from .formatting import count
@@ -109,6 +110,11 @@ def notes(board: Leaderboard, *, extended: bool) -> list[str]:
     else:
         mean = f"**Mean** over each model's tasks with a {level} percentile bootstrap CI ({board.b:,} resamples, "
         mean += "rounded outward)"
+        if any(row.ci_method == WIDENED for row in board.rows):
+            mean += (
+                f"; below {SMALL_SUITE} tasks widened where needed to Student's t-interval and to Wilson's "
+                "interval at the scores' own variance (the bootstrap alone covers too rarely there)"
+            )
         mean += "; 0/1 scores: Wilson's score interval. " if board.binary_models else ". "
     out = [
         mean + "`n=1` / `all equal`: a CI from one task or equal scores tells nothing. "

@@ -6,7 +6,10 @@ with the leaderboard's own rule for a pair (the paired-difference kernel, ``stat
 * Δ is the mean over the shared tasks of ``score_PR − score_base``;
 * its interval is the paired percentile bootstrap of that mean on the exact multinomial
   draw of the one engine: ``resampling.keyed_rng(seed, sorted shared task ids)`` and
-  ``resampled_means``, so the resamples depend on the seed and the task set alone;
+  ``resampled_means``, so the resamples depend on the seed and the task set alone. Two-sided
+  at 1 - alpha per model; in the one-sided families below (and the gate) each end is a one-sided
+  1 - alpha bound (the two-sided 1 - 2 alpha interval), the level of the one-sided test it sits
+  beside: a two-sided 95% interval held a regression to a 97.5% bound and cost the gate power;
 * p is the exact paired permutation test (``significance.sign_flip_test``) of the per-task
   differences, a difference within ``math.isclose`` (rel 1e-9, abs 1e-12) being 0;
 * the change is *detected* only when the CI excludes 0, p <= alpha and there are at least
@@ -64,6 +67,11 @@ from .weights import TASK_WEIGHTS, TaskWeights, normalised, task_weights
 Verdict = Literal["regressed", "within tolerance", "improved", "no detectable change", "unchanged"]
 
 
+def interval_alpha(alpha: float, one_sided: bool) -> float:
+    """The two-sided interval whose ends are one-sided 1 - alpha bounds when ``one_sided`` (capped at 1: the median)."""
+    return min(2.0 * alpha, 1.0) if one_sided else alpha
+
+
 @dataclass(frozen=True)
 class CategoryChange:
     """Mean Δ over a model's shared tasks in one category (the category as this run gives it)."""
@@ -109,6 +117,8 @@ class ModelChange:
     # With cluster-by on: the clusters the model shares with its baseline (None otherwise).
     n_clusters: int | None = None
     clusters_needed: int | None = None
+    # The CI's ends are one-sided 1 - alpha bounds (the one-sided families, the gate), not a two-sided interval.
+    one_sided_bounds: bool = False
 
     @property
     def significant(self) -> bool:
@@ -152,6 +162,11 @@ class Comparison:
     def one_sided(self) -> bool:
         """Drops and rises tested one-sided, each a family Holm-adjusted over the models compared."""
         return self.correction != "none"
+
+    @property
+    def ci_alpha(self) -> float:
+        """The two-sided alpha of the CIs: alpha, or 2 alpha when each end is a one-sided 1 - alpha bound."""
+        return interval_alpha(self.alpha, self.one_sided)
 
     def having(self, verdict: Verdict) -> tuple[ModelChange, ...]:
         return tuple(m for m in self.models if m.verdict == verdict)
@@ -349,7 +364,9 @@ def compare(
     onehot, tw, relabelled, reweighted = _this_runs_design(baseline_runs, runs, tasks, shared, cluster_by, weights)
     tw = normalised(tw) if tw is not None else None  # only the ratios matter; no product or sum overflows
     tw_row = tw if tw is not None else np.ones(len(tasks))
-    delta, base_mean, pr_mean, lo, hi, sd = _shifts(bs, ps, shared, raw, diffs, tasks, tw, b, alpha, seed, onehot)
+    two_sided = correction == "none"
+    ci_alpha = interval_alpha(alpha, not two_sided)
+    delta, base_mean, pr_mean, lo, hi, sd = _shifts(bs, ps, shared, raw, diffs, tasks, tw, b, ci_alpha, seed, onehot)
     flipped = diffs * tw_row
     # What each model's test flips: its per-task (weighted) differences, or their sums per cluster.
     tested_rows = flipped
@@ -357,9 +374,8 @@ def compare(
     if onehot is not None:
         sizes = onehot.sums(np.where(shared, tw_row, 0.0))
         tested_rows = onehot.sums(flipped)
-        cluster = cluster_figures(onehot.sums(np.where(shared, raw, 0.0) * tw_row), tested_rows, sizes, alpha)
+        cluster = cluster_figures(onehot.sums(np.where(shared, raw, 0.0) * tw_row), tested_rows, sizes, ci_alpha)
         lo, hi = cluster.ci_lo, cluster.ci_hi
-    two_sided = correction == "none"
     member = (n > 0) & family_members(np.count_nonzero(tested_rows, axis=1), 2.0 * alpha)  # one-sided: 1 / 2^k <= alpha
     p, method = sign_flip(tested_rows)
     if cluster is not None:
@@ -424,6 +440,7 @@ def compare(
                     for c in np.flatnonzero(counts)
                 ),
                 n_clusters=int(units[k]) if cluster is not None else None,
+                one_sided_bounds=not two_sided,
             )
         )
     return Comparison(
