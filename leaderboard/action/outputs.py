@@ -99,8 +99,8 @@ def _write_file(directory: int, name: str, text: Content, shown: str) -> None:
         raise OutputRefused(shown, f"cannot write the file: {exc.strerror or exc}") from exc
 
 
-def write_inside(workspace: str, directories: Sequence[str], files: Mapping[str, Content]) -> None:
-    """Create ``workspace/<directories...>`` and write ``files`` there, following no link on the way."""
+def _open_inside(workspace: str, directories: Sequence[str]) -> tuple[int, str]:
+    """``workspace/<directories...>`` opened (created where missing) following no link, and its shown path."""
     try:
         fd = os.open(workspace, _DIRECTORY)
     except OSError as exc:
@@ -112,8 +112,18 @@ def write_inside(workspace: str, directories: Sequence[str], files: Mapping[str,
             child = _open_directory(fd, name, "/".join(shown))
             os.close(fd)
             fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, "/".join(shown)
+
+
+def write_inside(workspace: str, directories: Sequence[str], files: Mapping[str, Content]) -> None:
+    """Create ``workspace/<directories...>`` and write ``files`` there, following no link on the way."""
+    fd, shown = _open_inside(workspace, directories)
+    try:
         for name, text in files.items():
-            _write_file(fd, name, text, "/".join([*shown, name]))
+            _write_file(fd, name, text, f"{shown}/{name}" if shown else name)
     finally:
         os.close(fd)
 
@@ -128,17 +138,8 @@ def copy_inside(workspace: str, relative: str, source: str) -> None:
     if relative.startswith("/") or any(p in ("", ".", "..") for p in parts):
         raise OutputRefused(relative, "must be a relative path inside the workspace, without '.' or '..' parts")
     *folders, name = parts
+    fd, _ = _open_inside(workspace, folders)
     try:
-        fd = os.open(workspace, _DIRECTORY)
-    except OSError as exc:
-        raise OutputRefused(".", f"cannot open the workspace: {exc.strerror or exc}") from exc
-    shown: list[str] = []
-    try:
-        for folder in folders:
-            shown.append(folder)
-            child = _open_directory(fd, folder, "/".join(shown))
-            os.close(fd)
-            fd = child
         _copy_file(fd, name, source, relative)
     finally:
         os.close(fd)
