@@ -8,32 +8,17 @@ The CLI makes each case; the action's bodies for the same data are compared with
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE, REALDATA, ROOT
+from conftest import EXAMPLE, ROOT, SWEBENCH, swebench_with_a_drop
 
 GOLDEN = ROOT / "tests" / "golden" / "documents"
 UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
-SWEBENCH = REALDATA / "swebench_verified.jsonl"
 AGENT = ROOT / "examples" / "agent-suite"
-DROPPING = "20251124_mini-v1.16.0_claude-opus-4-5-20251101"
-
-
-def swebench_with_a_drop(path: Path) -> Path:
-    """SWE-bench Verified with 15 of one model's resolved instances turned unresolved."""
-    lines, turned = [], 0
-    for line in SWEBENCH.read_text().splitlines():
-        record = json.loads(line)
-        if record["model_id"] == DROPPING and record["score"] == 1.0 and turned < 15:
-            record["score"], turned = 0.0, turned + 1
-        lines.append(json.dumps(record))
-    path.write_text("\n".join(lines) + "\n")
-    return path
 
 
 def cases(tmp: Path) -> dict[str, list[str]]:

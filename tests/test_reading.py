@@ -9,7 +9,6 @@ answer rather than give it: notes (``- `` bullets, ``> `` quotes, ``⚠`` lines)
 from __future__ import annotations
 
 import io
-import json
 import os
 import re
 import subprocess
@@ -18,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import EXAMPLE, REALDATA, ROOT, run
+from conftest import DROPPING, EXAMPLE, ROOT, SWEBENCH, run, swebench_with_a_drop
 
 from leaderboard.cli import main as cli_main
 from leaderboard.pipeline import Options
@@ -27,9 +26,7 @@ from leaderboard.report.document import COMMENT_LIMIT, comment_body, comment_len
 from leaderboard.report.plain import plain_text
 from leaderboard.report.plan import Compared, plan
 
-SWEBENCH = REALDATA / "swebench_verified.jsonl"
 AGENT = ROOT / "examples" / "agent-suite"
-DROPPING = "20251124_mini-v1.16.0_claude-opus-4-5-20251101"
 METHOD_TERMS = (
     "Holm",
     "step-down",
@@ -73,18 +70,6 @@ def caveat_share(body: str) -> tuple[int, int]:
     # A warning joined to the verdict's paragraph is a caveat too.
     joined = sum(words(p[p.index(" ⚠") :]) for p in paragraphs if " ⚠" in p and p not in caveats)
     return sum(words(p) for p in caveats) + joined, sum(words(p) for p in paragraphs)
-
-
-def swebench_with_a_drop(path: Path) -> Path:
-    """SWE-bench Verified with 15 of one model's resolved instances turned unresolved (a 3-point drop)."""
-    lines, turned = [], 0
-    for line in SWEBENCH.read_text().splitlines():
-        record = json.loads(line)
-        if record["model_id"] == DROPPING and record["score"] == 1.0 and turned < 15:
-            record["score"], turned = 0.0, turned + 1
-        lines.append(json.dumps(record))
-    path.write_text("\n".join(lines) + "\n")
-    return path
 
 
 def cases(tmp: Path) -> dict[str, list[str]]:
