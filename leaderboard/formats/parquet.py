@@ -30,7 +30,7 @@ from ..records import NO_ERROR, EvalRun, Source
 from ..run_columns import RunColumns
 from ..validation import CALL_FIELDS, check_fields
 from ._common import FileRead, ReadContext, Refused
-from .evalrun_fast import coded
+from .fast_columns import coded
 
 if TYPE_CHECKING:  # pragma: no cover
     import duckdb
