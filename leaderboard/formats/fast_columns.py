@@ -1,24 +1,29 @@
 """What the fast paths share: a locked-down DuckDB, the typed read of plain JSON records, and the columns.
 
-A fast path (JSON lines: :mod:`~leaderboard.formats.evalrun_fast`; Parquet's plain rows) leaves a table ``records`` (line, model, task, metric,
-category, score, weight) of rows DuckDB found plain; :func:`coded` turns it into
-:class:`~leaderboard.run_columns.RunColumns` after checking the distinct ids, or gives None when an id
-is not as the precise reader keeps it.
+A fast path (JSON lines: :mod:`~leaderboard.formats.evalrun_fast`; a JSON array:
+:mod:`~leaderboard.formats.evalrun_fast_array`; CSV: :mod:`~leaderboard.formats.evalrun_fast_csv`; Parquet's
+plain rows) leaves a table ``records`` (line, model, task, metric, category, score, weight) of rows DuckDB
+found plain; :func:`coded` turns it into :class:`~leaderboard.run_columns.RunColumns` after checking the
+distinct ids, or gives None when an id is not as the precise reader keeps it; :func:`through_duckdb` opens
+the file for DuckDB and spends the bytes only when a fast path vouches for it.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import filterfalse
 from operator import itemgetter
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
 from .. import limits
 from ..run_columns import RunColumns
+from .evalrun_records import Sink
 
 MAX_FLOAT = 1.7976931348623157e308
 # Escapes of UTF-16 surrogates: JSON allows them, but a lone one is not text DuckDB keeps as Python does.
@@ -126,3 +131,48 @@ def plain_ids(names: Sequence[str]) -> bool:
 def plain_metrics(names: Sequence[str]) -> bool:
     """A metric name may have spaces at its ends, but may not be empty or nothing else."""
     return all(0 < len(n) <= limits.MAX_ID_LENGTH and n.strip() for n in names)
+
+
+def through_duckdb(
+    handle: BinaryIO, sink: Sink, suffix: str, read: Callable[[Any, str, bytes], RunColumns | None]
+) -> RunColumns | None:
+    """``read(con, path, data)`` on the open file (its bytes ``data``, and ``path`` for DuckDB to read it by);
+    None, nothing noted and nothing spent, when DuckDB is not installed, the file is over the bytes left, DuckDB
+    fails on it, or ``read`` does not vouch for it."""
+    try:
+        import duckdb
+    except ImportError:
+        return None  # an optional dependency: without it, every file takes the precise reader
+    data = handle.read(max(sink.budget, 0) + 1)
+    if not data or len(data) > sink.budget:
+        return None
+    folder = tempfile.TemporaryDirectory(prefix="leaderboard-")
+    # DuckDB reads the file this process opened (not a path that may since name another) through a link
+    # of a plain name: it takes *, ? and [ in a path as a glob.
+    link = os.path.join(folder.name, f"records{suffix}")
+    os.symlink(f"/proc/self/fd/{handle.fileno()}", link)
+    con = None
+    try:
+        con = connect(duckdb, link)
+        columns = read(con, link, data)
+    except duckdb.Error:
+        return None  # a file DuckDB does not read as plain records
+    finally:
+        if con is not None:
+            con.close()
+        folder.cleanup()
+    if columns is not None:
+        sink.budget -= len(data)
+    return columns
+
+
+def utf8(data: bytes) -> bool:
+    """The bytes are UTF-8 (a byte-order mark allowed) and hold no escape of a UTF-16 surrogate."""
+    if SURROGATE_ESCAPE.search(data) is not None:
+        return False
+    if not data.isascii():
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+    return True

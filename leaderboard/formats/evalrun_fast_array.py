@@ -1,0 +1,74 @@
+"""The fast path for an EvalRun JSON array: a file of plain records decoded by DuckDB straight into columns.
+
+As for JSON lines (:mod:`~leaderboard.formats.evalrun_fast`), DuckDB reads every record of the array into
+typed columns, the checks run over the columns and the distinct ids, and the result is a
+:class:`~leaderboard.run_columns.RunColumns`. A record's place is the line its ``{`` stands on, as the
+precise reader (:mod:`~leaderboard.formats.evalrun_json`) gives it: with no ``{`` inside a plain record's
+strings or values, the records' braces are the ``{`` outside strings, found over the bytes with numpy.
+
+It vouches for a file when the top level is an array of objects each with string ids, a number score in
+[0, 1], a string category or none, a positive finite weight or none, no other key, and ids as they are kept.
+Anything else gives None and the precise reader reads the file again: the ``{"runs": [...]}`` form, an
+escaped quote (``\\"``, which would hide where strings end from the byte scan), a surrogate escape, bad
+UTF-8, a key twice, a call field, a field of another type or out of bounds, an empty array, or anything
+DuckDB's JSON reader refuses (it is as strict as Python's: no trailing comma, comment, extra data or
+control character in a string).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any, BinaryIO
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..run_columns import RunColumns
+from .evalrun_records import Sink
+from .fast_columns import COLUMNS, PATHS, TABLE, TYPES, VALUES, coded, int64, through_duckdb, utf8
+
+_QUOTE, _OPEN, _FEED = ord('"'), ord("{"), ord("\n")
+
+
+def read_json_array(handle: BinaryIO, name: str, sink: Sink) -> RunColumns | None:
+    """The array's records as columns when every record is plain; None (nothing noted, nothing spent) otherwise."""
+
+    def read(con: Any, path: str, data: bytes) -> RunColumns | None:
+        lines = record_lines(data)
+        if lines is None or lines.size == 0:
+            return None
+        arguments = {"path": path, "format": "array"}
+        # Counting is the same in any order: this pass may use every core; the typed read keeps the records' order.
+        con.execute(f"SET threads = {max(1, os.cpu_count() or 1)}")
+        typed = con.execute(TYPES, {**arguments, "paths": PATHS}).fetchone()
+        if typed is None or typed[0] != lines.size or typed[1] != 0:
+            return None
+        con.execute("SET threads = 1")
+        con.execute(TABLE, {**arguments, "columns": COLUMNS})
+        valued = con.execute(VALUES).fetchone()
+        if valued is None or valued[0] != lines.size or valued[1] != 0:
+            return None
+        columns = coded(con, name)
+        # The table numbers the records 1, 2, ... in the array's order: each becomes the line of its brace.
+        return None if columns is None else dataclasses.replace(columns, line=lines[columns.line - 1])
+
+    return through_duckdb(handle, sink, ".json", read)
+
+
+def record_lines(data: bytes) -> NDArray[np.int64] | None:
+    """The line of every ``{`` outside a string, in order; None when the bytes cannot be scanned so.
+
+    Every ``"`` opens or closes a string unless one is escaped, so the file is refused when one may be
+    (``\\"``): then a ``{`` is outside strings when an even number of quotes stands before it.
+    """
+    if b'\\"' in data or not utf8(data):
+        return None
+    raw = np.frombuffer(data, dtype=np.uint8)
+    quotes = np.flatnonzero(raw == _QUOTE)
+    if quotes.size % 2:
+        return None
+    braces = np.flatnonzero(raw == _OPEN)
+    braces = braces[np.searchsorted(quotes, braces) % 2 == 0]
+    feeds = np.flatnonzero(raw == _FEED)
+    return int64(np.searchsorted(feeds, braces) + 1)
