@@ -25,7 +25,7 @@ import numpy as np
 
 from ..run_columns import RunColumns
 from .evalrun_records import Sink
-from .fast_columns import COLUMNS, PATHS, SURROGATE_ESCAPE, TABLE, TYPES, VALUES, coded, connect
+from .fast_columns import COLUMNS, PATHS, SURROGATE_ESCAPE, TABLE, TYPES, VALUES, coded, connect, trailing_comma
 
 
 def read_jsonl(handle: BinaryIO, name: str, sink: Sink) -> RunColumns | None:
@@ -71,12 +71,13 @@ def read_jsonl(handle: BinaryIO, name: str, sink: Sink) -> RunColumns | None:
 
 def _plain_bytes(data: bytes, feeds: int) -> bool:
     """No byte the precise reader would read otherwise than DuckDB: control characters other than the
-    line feed (a carriage return, a tab inside a string), a byte-order mark, a surrogate escape, bad UTF-8."""
+    line feed (a carriage return, a tab inside a string), a byte-order mark, a surrogate escape, bad UTF-8, a
+    comma before a closing brace (DuckDB reads it)."""
     if not data or data.startswith(b"\xef\xbb\xbf"):
         return False
     if int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) < 0x20)) != feeds:
         return False
-    if SURROGATE_ESCAPE.search(data) is not None:
+    if SURROGATE_ESCAPE.search(data) is not None or trailing_comma(data):
         return False
     if not data.isascii():
         try:

@@ -176,3 +176,27 @@ def utf8(data: bytes) -> bool:
         except UnicodeDecodeError:
             return False
     return True
+
+
+_CLOSE, _COMMA = ord("}"), ord(",")
+_BLANK = np.array([ord(" "), ord("\t"), ord("\n"), ord("\r")], dtype=np.uint8)
+_MAX_GAP = 64  # blanks looked through before a closing brace; a longer run is not vouched for
+
+
+def trailing_comma(data: bytes) -> bool:
+    """Some ``}`` follows a ``,`` with only blanks between: DuckDB reads such an object, Python's JSON refuses it.
+
+    A ``}`` inside a string may be taken for one: the file then takes the precise reader, which is never wrong.
+    """
+    raw = np.frombuffer(data, dtype=np.uint8)
+    before = np.flatnonzero(raw == _CLOSE) - 1
+    for _ in range(_MAX_GAP):
+        before = before[before >= 0]
+        previous = raw[before]
+        if bool((previous == _COMMA).any()):
+            return True
+        blank = np.isin(previous, _BLANK)
+        if not blank.any():
+            return False
+        before = before[blank] - 1
+    return True
