@@ -10,9 +10,10 @@ It vouches for a file when the top level is an array of objects each with string
 [0, 1], a string category or none, a positive finite weight or none, no other key, and ids as they are kept.
 Anything else gives None and the precise reader reads the file again: the ``{"runs": [...]}`` form, an
 escaped quote (``\\"``, which would hide where strings end from the byte scan), a surrogate escape, bad
-UTF-8, a key twice, a call field, a field of another type or out of bounds, an empty array, or anything
-DuckDB's JSON reader refuses (it is as strict as Python's: no trailing comma, comment, extra data or
-control character in a string).
+UTF-8, a key twice, a call field, a field of another type or out of bounds, an empty array, what DuckDB's
+JSON reader refuses (a trailing comma in the array, a comment, extra data, a control character in a
+string), and what it reads but Python's JSON does not (a comma before a closing brace, a form feed or
+another control character between values).
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ from numpy.typing import NDArray
 
 from ..run_columns import RunColumns
 from .evalrun_records import Sink
-from .fast_columns import COLUMNS, PATHS, TABLE, TYPES, VALUES, coded, int64, through_duckdb, utf8
+from .fast_columns import COLUMNS, PATHS, TABLE, TYPES, VALUES, coded, int64, through_duckdb, trailing_comma, utf8
 
-_QUOTE, _OPEN, _FEED = ord('"'), ord("{"), ord("\n")
+_QUOTE, _OPEN, _FEED, _RETURN, _TAB = (ord(c) for c in '"{\n\r\t')
 
 
 def read_json_array(handle: BinaryIO, name: str, sink: Sink) -> RunColumns | None:
@@ -60,11 +61,16 @@ def record_lines(data: bytes) -> NDArray[np.int64] | None:
     """The line of every ``{`` outside a string, in order; None when the bytes cannot be scanned so.
 
     Every ``"`` opens or closes a string unless one is escaped, so the file is refused when one may be
-    (``\\"``): then a ``{`` is outside strings when an even number of quotes stands before it.
+    (``\\"``): then a ``{`` is outside strings when an even number of quotes stands before it. Also refused:
+    what DuckDB reads and Python's JSON does not (a control character other than a blank between values, a
+    comma before a closing brace).
     """
-    if b'\\"' in data or not utf8(data):
+    if b'\\"' in data or not utf8(data) or trailing_comma(data):
         return None
     raw = np.frombuffer(data, dtype=np.uint8)
+    blanks = sum(int(np.count_nonzero(raw == c)) for c in (_TAB, _FEED, _RETURN))
+    if int(np.count_nonzero(raw < 0x20)) != blanks:
+        return None  # a form feed between values, say: DuckDB reads it, Python's JSON does not
     quotes = np.flatnonzero(raw == _QUOTE)
     if quotes.size % 2:
         return None
