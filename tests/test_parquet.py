@@ -295,3 +295,12 @@ def test_an_export_of_columns_is_taken_as_the_baseline_of_its_own_records(tmp_pa
     assert main([str(tmp_path / "runs.jsonl"), "--baseline", str(baseline), "--json", str(out)]) == 0
     counts = json.loads(out.read_text())["baseline"]["counts"]
     assert (counts["compared"], counts["unchanged"], counts["tasks_added"], counts["tasks_dropped"]) == (3, 3, 0, 0)
+
+
+@pytest.mark.parametrize("held", ["columns", "records"])
+def test_an_export_replaces_a_file_already_at_its_path(tmp_path: Path, held: str) -> None:
+    runs = columns_of(tmp_path)
+    target = tmp_path / "baseline.parquet"
+    target.write_bytes(b"an earlier export")
+    parquet.write_runs(runs if held == "columns" else list(runs), target)
+    assert len(parquet_rows(target)[1]) == len(runs)

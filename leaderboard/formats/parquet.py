@@ -332,7 +332,7 @@ def write_runs(runs: Sequence[EvalRun], path: str | os.PathLike[str]) -> None:
         con = _connect([staging, str(target.absolute())])
         con.execute(
             "COPY (SELECT * FROM read_json(?, format = 'newline_delimited', columns = ?)) TO "
-            f"'{_quoted(target.absolute())}' (FORMAT parquet, COMPRESSION zstd)",
+            f"'{_quoted(target.absolute())}' (FORMAT parquet, COMPRESSION zstd, USE_TMP_FILE false)",
             [staging, columns],
         )
     finally:
@@ -352,7 +352,7 @@ COPY (
     FROM codes r JOIN model_names m ON r.model = m.code JOIN task_names t ON r.task = t.code
     JOIN metric_names k ON r.metric = k.code JOIN category_names c ON r.category = c.code
     ORDER BY r.row
-) TO '{target}' (FORMAT parquet, COMPRESSION zstd)
+) TO '{target}' (FORMAT parquet, COMPRESSION zstd, USE_TMP_FILE false)
 """
 
 
