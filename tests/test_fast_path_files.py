@@ -161,6 +161,7 @@ def test_a_json_array_record_the_fast_path_cannot_vouch_for_gives_every_problem_
     [
         (json.dumps({"runs": SUITE}, indent=2), "the object form"),
         (json.dumps([record(task='say "hi"'), *SUITE], indent=2), "an escaped quote"),
+        (json.dumps([record(task='say "{hi}"'), *SUITE], indent=2), "a brace in a string with an escaped quote"),
         ("\ufeff" + json.dumps(SUITE, indent=2), "a byte-order mark"),
         (json.dumps(SUITE, indent=2).replace("\n", "\r\n"), "Windows line ends"),
         (json.dumps([record(task="cafe\u0301"), *SUITE], indent=2), "an id not in NFC: kept in NFC"),

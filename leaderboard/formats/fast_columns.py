@@ -179,7 +179,8 @@ def utf8(data: bytes) -> bool:
 
 
 _CLOSE, _COMMA = ord("}"), ord(",")
-_BLANK = np.array([ord(" "), ord("\t"), ord("\n"), ord("\r")], dtype=np.uint8)
+_BLANK = np.zeros(256, dtype=bool)  # a lookup table: is the byte a blank between JSON values
+_BLANK[[ord(" "), ord("\t"), ord("\n"), ord("\r")]] = True
 _MAX_GAP = 64  # blanks looked through before a closing brace; a longer run is not vouched for
 
 
@@ -195,7 +196,7 @@ def trailing_comma(data: bytes) -> bool:
         previous = raw[before]
         if bool((previous == _COMMA).any()):
             return True
-        blank = np.isin(previous, _BLANK)
+        blank = _BLANK[previous]
         if not blank.any():
             return False
         before = before[blank] - 1
