@@ -198,6 +198,9 @@ def test_a_csv_file_of_plain_rows_is_read_as_columns(tmp_path: Path) -> None:
         (csv_text(SUITE, ["note", *FIELDS, "trial", "metrics.tokens"]), "unknown columns and empty call columns"),
         (csv_text([record(score="1."), record(task="u", score=".5"), record(task="v", score="+5e-1"), *SUITE]),
          "decimals as Python reads them"),
+        (csv_text([record(score="0.1000000000000000055511151231257827021181583404541015625"),
+                   record(task="u", score="0.99999999999999999999"), *SUITE]), "long decimals, as Python rounds"),
+        (csv_text(SUITE, [*FIELDS, *(f"extra-{i}" for i in range(900))]), "900 columns the reader ignores"),
     ],
 )  # fmt: skip
 def test_a_csv_file_read_as_columns_gives_the_records_and_lines_of_the_precise_reader(
@@ -273,6 +276,7 @@ def test_a_csv_header_the_fast_path_cannot_vouch_for_gives_the_precise_readers_p
         (csv_text(SUITE, end="\n").replace("task-3,", 'ta"sk-3,'), "a quote inside an unquoted cell"),
         ('"model_id",task_id,metric_name,score\nm,t,acc,0.5\n', "a quoted header"),
         ("model_id,task_id,metric_name,score,category\nm,t,acc,0.5\n", "a row without its trailing empty cells"),
+        (csv_text(SUITE, [*FIELDS, *(f"extra-{i}" for i in range(1_000))]), "more columns than the fast path reads"),
     ],
 )  # fmt: skip
 def test_a_valid_csv_file_off_the_fast_path_gives_the_records_of_the_precise_reader(

@@ -34,6 +34,8 @@ from .fast_columns import MAX_FLOAT, coded, through_duckdb, utf8
 CALL_COLUMNS = ("cost_usd", "latency_ms", "error", "trial", "cluster")
 METRIC_PREFIX = "metrics."
 _BOM = b"\xef\xbb\xbf"
+# Columns of a header the fast path reads; a wider one (a header may be hostile) takes the precise reader.
+MAX_COLUMNS = 1_000
 _COMMA, _FEED, _RETURN, _TAB, _QUOTE = (ord(c) for c in ',\n\r\t"')
 # Every cell as text, each column once, the quoting of RFC 4180 (a quote inside a quoted cell doubled),
 # nothing guessed; a row of another length is an error, and one thread keeps the rows in the file's order.
@@ -95,8 +97,8 @@ def call_column(column: str) -> bool:
 
 
 def plain_header(data: bytes) -> list[str] | None:
-    """The header's column names when it is one line without quotes, names each column once and has the
-    required ones; None otherwise."""
+    """The header's column names when it is one line without quotes of at most MAX_COLUMNS columns, names each
+    column once and has the required ones; None otherwise."""
     first = data[: data.find(b"\n")] if b"\n" in data else data
     first = first.removeprefix(_BOM).removesuffix(b"\r")
     if b'"' in first:
@@ -104,6 +106,8 @@ def plain_header(data: bytes) -> list[str] | None:
     try:
         header = first.decode("utf-8").split(",")
     except UnicodeDecodeError:
+        return None
+    if len(header) > MAX_COLUMNS:
         return None
     counts = Counter(header)
     if any(n > 1 for n in counts.values()) or any(f not in counts for f in REQUIRED_FIELDS):
