@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 # Longer integers would make int() refuse ("Exceeds the limit (4300 digits)") or be a typo anyway.
 MAX_INTEGER_DIGITS = 100
@@ -18,7 +18,7 @@ MAX_INTEGER_DIGITS = 100
 
 def parse_decimal(text: str) -> float | None:
     """The value of plain decimal text (``0.5``, ``1``, ``2e-3``), else None."""
-    if not _DECIMAL.fullmatch(text):
+    if not DECIMAL.fullmatch(text):
         return None
     return float(text)
 

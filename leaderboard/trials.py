@@ -90,7 +90,7 @@ class Failures:
 def failures(runs: Sequence[EvalRun], scored: FailedCalls = "exclude") -> Failures:
     """Count the failed calls of ``runs`` (checked column by column first: the common case has none)."""
     if isinstance(runs, RunColumns):
-        return Failures()  # plain records: no call failed
+        return Failures(scored=scored)  # plain records: no call failed
     errors = list(map(attrgetter("error"), runs))
     if set(map(type, errors)) <= {bool} and not any(errors):
         return Failures(scored=scored)

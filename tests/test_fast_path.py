@@ -92,6 +92,7 @@ def test_a_bad_score_on_line_400000_of_500000_is_named_at_that_line(tmp_path: Pa
         (line(score=float("nan")), "NaN"),
         ("[1, 2]", "not an object"),
         ("{not json", "broken JSON"),
+        (line()[:-1] + ",}", "a comma before the closing brace (DuckDB reads it)"),
     ],
 )  # fmt: skip
 def test_a_line_the_fast_path_cannot_vouch_for_gives_every_problem_the_precise_reader_names(

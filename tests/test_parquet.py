@@ -238,3 +238,69 @@ def test_a_parquet_file_of_plain_rows_is_read_as_columns_with_the_same_records(t
     runs = load_runs([str(path)])
     assert isinstance(runs, RunColumns) and len(runs) == 900
     assert runs[4] == EvalRun("m1", "t1", "acc", 0.5, "c") and str(runs[4].source) == f"{path}:5"
+
+
+def parquet_rows(path: Path) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+    """The file's column names and types, and its rows in order."""
+    with duckdb.connect() as con:
+        described = con.execute("DESCRIBE SELECT * FROM read_parquet(?)", [str(path)]).fetchall()
+        rows = con.execute("SELECT * FROM read_parquet(?)", [str(path)]).fetchall()
+    return [(name, kind) for name, kind, *_ in described], rows
+
+
+def columns_of(tmp_path: Path) -> RunColumns:
+    """Plain records with several categories, weights and non-ASCII ids, read as columns."""
+    lines = [
+        json.dumps({"model_id": f"m\u00e9-{m}", "task_id": f"t{t}", "metric_name": "acc", "score": (m * t) % 7 / 6,
+                    "category": f"c{t % 3}", **({"weight": 2.5} if t % 4 == 0 else {})})
+        for m in range(3) for t in range(40)
+    ]  # fmt: skip
+    (tmp_path / "runs.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    runs = load_runs([str(tmp_path / "runs.jsonl")])
+    assert isinstance(runs, RunColumns)
+    return runs
+
+
+def test_records_held_as_columns_are_exported_as_the_same_file_as_those_records_one_by_one(tmp_path: Path) -> None:
+    runs = columns_of(tmp_path)
+    parquet.write_runs(runs, tmp_path / "columns.parquet")
+    parquet.write_runs(list(runs), tmp_path / "records.parquet")
+    assert parquet_rows(tmp_path / "columns.parquet") == parquet_rows(tmp_path / "records.parquet")
+
+
+def test_records_held_as_columns_are_exported_without_building_a_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs = columns_of(tmp_path)
+    monkeypatch.setattr(RunColumns, "records", property(lambda self: pytest.fail("a record was built")))
+    parquet.write_runs(runs, tmp_path / "columns.parquet")
+    assert len(parquet_rows(tmp_path / "columns.parquet")[1]) == len(runs)
+
+
+def test_records_held_as_columns_come_back_from_their_export_as_they_were(tmp_path: Path) -> None:
+    runs = columns_of(tmp_path)
+    parquet.write_runs(runs, tmp_path / "columns.parquet")
+    back = load_runs([str(tmp_path / "columns.parquet")])
+    assert isinstance(back, RunColumns)
+    assert [(r.model_id, r.task_id, r.metric_name, r.score, r.category, r.weight) for r in back] == [
+        (r.model_id, r.task_id, r.metric_name, r.score, r.category, r.weight) for r in runs
+    ]
+
+
+def test_an_export_of_columns_is_taken_as_the_baseline_of_its_own_records(tmp_path: Path) -> None:
+    runs = columns_of(tmp_path)
+    parquet.write_runs(runs, tmp_path / "baseline.parquet")
+    out = tmp_path / "report.json"
+    baseline = tmp_path / "baseline.parquet"
+    assert main([str(tmp_path / "runs.jsonl"), "--baseline", str(baseline), "--json", str(out)]) == 0
+    counts = json.loads(out.read_text())["baseline"]["counts"]
+    assert (counts["compared"], counts["unchanged"], counts["tasks_added"], counts["tasks_dropped"]) == (3, 3, 0, 0)
+
+
+@pytest.mark.parametrize("held", ["columns", "records"])
+def test_an_export_replaces_a_file_already_at_its_path(tmp_path: Path, held: str) -> None:
+    runs = columns_of(tmp_path)
+    target = tmp_path / "baseline.parquet"
+    target.write_bytes(b"an earlier export")
+    parquet.write_runs(runs if held == "columns" else list(runs), target)
+    assert len(parquet_rows(target)[1]) == len(runs)

@@ -25,12 +25,14 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from .. import limits
 from ..records import NO_ERROR, EvalRun, Source
 from ..run_columns import RunColumns
 from ..validation import CALL_FIELDS, check_fields
 from ._common import FileRead, ReadContext, Refused
-from .evalrun_fast import coded
+from .fast_columns import coded
 
 if TYPE_CHECKING:  # pragma: no cover
     import duckdb
@@ -310,10 +312,14 @@ def _row(run: EvalRun, text_trials: bool) -> dict[str, Any]:
 def write_runs(runs: Sequence[EvalRun], path: str | os.PathLike[str]) -> None:
     """Write validated records as Parquet, in the columns :func:`read_runs` reads back to the same records.
 
-    The records go to DuckDB as JSON lines in a temporary file, then one ``COPY`` writes
-    the Parquet file with declared column types (a column is typed even when every value in it is null).
+    Records held as columns go to DuckDB as they are (:func:`_write_columns`). Other records go to DuckDB as
+    JSON lines in a temporary file, then one ``COPY`` writes the Parquet file with declared column types (a
+    column is typed even when every value in it is null).
     """
     target = Path(path)
+    if isinstance(runs, RunColumns):
+        _write_columns(runs, target)
+        return
     text_trials = any(isinstance(run.trial, str) for run in runs)
     columns = {**_WRITTEN, "trial": "VARCHAR" if text_trials else "BIGINT"}
     _duckdb()  # refused before anything is written when DuckDB is not there
@@ -326,7 +332,7 @@ def write_runs(runs: Sequence[EvalRun], path: str | os.PathLike[str]) -> None:
         con = _connect([staging, str(target.absolute())])
         con.execute(
             "COPY (SELECT * FROM read_json(?, format = 'newline_delimited', columns = ?)) TO "
-            f"'{_quoted(target.absolute())}' (FORMAT parquet, COMPRESSION zstd)",
+            f"'{_quoted(target.absolute())}' (FORMAT parquet, COMPRESSION zstd, USE_TMP_FILE false)",
             [staging, columns],
         )
     finally:
@@ -334,6 +340,42 @@ def write_runs(runs: Sequence[EvalRun], path: str | os.PathLike[str]) -> None:
             con.close()
         with contextlib.suppress(OSError):
             os.unlink(staging)
+
+
+# The plain records' columns, decoded from their codes, in the order and types the JSON-lines staging writes:
+# the same Parquet file either way. The call fields are typed nulls.
+_FROM_CODES = """
+COPY (
+    SELECT m.name AS model_id, t.name AS task_id, k.name AS metric_name, r.score, c.name AS category, r.weight,
+        NULL::DOUBLE AS cost_usd, NULL::DOUBLE AS latency_ms, NULL::VARCHAR AS error,
+        NULL::MAP(VARCHAR, DOUBLE) AS metrics, NULL::BIGINT AS trial, NULL::VARCHAR AS cluster
+    FROM codes r JOIN model_names m ON r.model = m.code JOIN task_names t ON r.task = t.code
+    JOIN metric_names k ON r.metric = k.code JOIN category_names c ON r.category = c.code
+    ORDER BY r.row
+) TO '{target}' (FORMAT parquet, COMPRESSION zstd, USE_TMP_FILE false)
+"""
+
+
+def _write_columns(runs: RunColumns, target: Path) -> None:
+    """Plain records held as columns written straight from their arrays: no Python object per record."""
+    con = _connect([str(target.absolute())])
+    try:
+        con.register(
+            "codes",
+            {
+                "row": np.arange(len(runs), dtype=np.int64), "model": runs.model, "task": runs.task,
+                "metric": runs.metric, "category": runs.category, "score": runs.score, "weight": runs.weight,
+            },
+        )  # fmt: skip
+        for kind, names in (
+            ("model", runs.models), ("task", runs.tasks), ("metric", runs.metrics), ("category", runs.categories)
+        ):  # fmt: skip
+            # One Python string a distinct id, already held by the columns.
+            codes = np.arange(len(names), dtype=np.int64)
+            con.register(f"{kind}_names", {"code": codes, "name": np.array(names, dtype=object)})
+        con.execute(_FROM_CODES.format(target=_quoted(target.absolute())))
+    finally:
+        con.close()
 
 
 def _quoted(path: Path) -> str:

@@ -1,0 +1,203 @@
+"""What the fast paths share: a locked-down DuckDB, the typed read of plain JSON records, and the columns.
+
+A fast path (JSON lines: :mod:`~leaderboard.formats.evalrun_fast`; a JSON array:
+:mod:`~leaderboard.formats.evalrun_fast_array`; CSV: :mod:`~leaderboard.formats.evalrun_fast_csv`; Parquet's
+plain rows) leaves a table ``records`` (line, model, task, metric, category, score, weight) of rows DuckDB
+found plain; :func:`coded` turns it into :class:`~leaderboard.run_columns.RunColumns` after checking the
+distinct ids, or gives None when an id is not as the precise reader keeps it; :func:`through_duckdb` opens
+the file for DuckDB and spends the bytes only when a fast path vouches for it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import unicodedata
+from collections.abc import Callable, Sequence
+from itertools import filterfalse
+from operator import itemgetter
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from .. import limits
+from ..run_columns import RunColumns
+from .evalrun_records import Sink
+
+MAX_FLOAT = 1.7976931348623157e308
+# Escapes of UTF-16 surrogates: JSON allows them, but a lone one is not text DuckDB keeps as Python does.
+SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abAB]")
+
+# The fields of a plain record, as DuckDB reads them. DuckDB casts what it can ("0.5" to 0.5, true to 1.0,
+# 7 to "7"), so each record's JSON types are read as well, and a record of any other type is not vouched for.
+COLUMNS = {
+    "model_id": "VARCHAR", "task_id": "VARCHAR", "metric_name": "VARCHAR", "score": "DOUBLE",
+    "category": "VARCHAR", "weight": "DOUBLE",
+}  # fmt: skip
+PATHS = [f"$.{name}" for name in COLUMNS]
+_NUMBER = "('DOUBLE', 'BIGINT', 'UBIGINT')"
+
+# ``$format`` is DuckDB's: 'newline_delimited' (JSON lines) or 'array' (a JSON array of records).
+TABLE = """
+CREATE TEMP TABLE records AS SELECT
+    row_number() OVER () AS line, model_id AS model, task_id AS task, metric_name AS metric, score,
+    COALESCE(category, 'general') AS category, COALESCE(weight, 1.0) AS weight
+FROM read_json($path, format = $format, columns = $columns)
+"""
+# Each line's keys and the JSON type of each field, in one parse of the line. DuckDB fails on a field written
+# twice but ignores the keys it was not asked for, so a line with any key besides the fields it gives (a
+# call field, another key, a key twice, a field set to null) is one the fast path does not vouch for.
+TYPES = f"""
+SELECT count(*), count(*) FILTER (WHERE NOT COALESCE(
+    types[1] = 'VARCHAR' AND types[2] = 'VARCHAR' AND types[3] = 'VARCHAR' AND types[4] IN {_NUMBER}
+    AND (types[5] IS NULL OR types[5] = 'VARCHAR') AND (types[6] IS NULL OR types[6] IN {_NUMBER})
+    AND keys = 4 + (types[5] IS NOT NULL)::INTEGER + (types[6] IS NOT NULL)::INTEGER, false))
+FROM (SELECT len(json_keys(json)) AS keys, json_type(json, $paths) AS types
+      FROM read_json_objects($path, format = $format))
+"""
+# Values out of bounds, on the same lines read typed.
+VALUES = f"""
+SELECT count(*), count(*) FILTER (WHERE NOT COALESCE(
+    score BETWEEN 0 AND 1 AND weight > 0 AND weight <= {MAX_FLOAT}, false)) FROM records
+"""
+# Each kind of id once, numbered in sorted order (bytes of UTF-8 sort as Python sorts the strings).
+_DICTIONARY = """
+CREATE TEMP TABLE {0}_ids AS SELECT name, (row_number() OVER (ORDER BY name) - 1)::BIGINT AS code
+FROM (SELECT DISTINCT {0} AS name FROM records)
+"""
+_KINDS = ("model", "task", "metric", "category")
+# The codes in the rows' order is not asked of the joins: the line numbers are sorted afterwards.
+_CODED = """
+SELECT r.line, m.code AS model, t.code AS task, k.code AS metric, c.code AS category, r.score, r.weight
+FROM records r JOIN model_ids m ON r.model = m.name JOIN task_ids t ON r.task = t.name
+JOIN metric_ids k ON r.metric = k.name JOIN category_ids c ON r.category = c.name
+"""
+
+
+def coded(con: Any, name: str) -> RunColumns | None:
+    """The columns of the table ``records`` (line, model, task, metric, category, score, weight: rows DuckDB
+    found plain) of the file ``name``; None when an id is not as it is kept."""
+    names = []
+    for kind in _KINDS:
+        con.execute(_DICTIONARY.format(kind))
+        names.append(tuple(con.execute(f"SELECT name FROM {kind}_ids ORDER BY code").fetchnumpy()["name"].tolist()))
+    models, tasks, metrics, categories = names
+    if not (plain_ids(models) and plain_ids(tasks) and plain_ids(categories) and plain_metrics(metrics)):
+        return None
+    fetched = con.execute(_CODED).fetchnumpy()
+    order = np.argsort(int64(fetched["line"]), kind="stable")
+    column = {key: np.asarray(values)[order] for key, values in fetched.items()}
+    return RunColumns(
+        models, tasks, metrics, categories, (name,),
+        int64(column["model"]), int64(column["task"]), int64(column["metric"]), int64(column["category"]),
+        np.zeros(len(order), dtype=np.int64), int64(column["line"]),
+        column["score"].astype(np.float64), column["weight"].astype(np.float64),
+    )  # fmt: skip
+
+
+def connect(duckdb: Any, path: str) -> Any:
+    """An in-memory DuckDB that may read ``path`` and nothing else (no other file, no network)."""
+    con = duckdb.connect(":memory:")
+    # One thread: the line numbers are the rows' order, and the statistics that follow are the work.
+    con.execute("SET threads = 1")
+    con.execute("SET enable_progress_bar = false")
+    con.execute("SET autoinstall_known_extensions = false")
+    con.execute("SET autoload_known_extensions = false")
+    con.execute("SET allowed_paths = ?", [[path]])
+    con.execute("SET enable_external_access = false")
+    return con
+
+
+def int64(values: Any) -> np.ndarray[Any, np.dtype[np.int64]]:
+    return np.asarray(values, dtype=np.int64)
+
+
+def plain_ids(names: Sequence[str]) -> bool:
+    """Every id as it is kept: 1 to MAX_ID_LENGTH characters, NFC, no whitespace at either end.
+
+    Checked over the distinct ids with passes that run in C (a million task ids take a fraction of a second).
+    """
+    if not names:
+        return True
+    if min(map(len, names)) < 1 or max(map(len, names)) > limits.MAX_ID_LENGTH:
+        return False
+    ends = set(map(itemgetter(0), names)) | set(map(itemgetter(-1), names))
+    if any(c.isspace() for c in ends):
+        return False
+    return all(unicodedata.is_normalized("NFC", n) for n in filterfalse(str.isascii, names))
+
+
+def plain_metrics(names: Sequence[str]) -> bool:
+    """A metric name may have spaces at its ends, but may not be empty or nothing else."""
+    return all(0 < len(n) <= limits.MAX_ID_LENGTH and n.strip() for n in names)
+
+
+def through_duckdb(
+    handle: BinaryIO, sink: Sink, suffix: str, read: Callable[[Any, str, bytes], RunColumns | None]
+) -> RunColumns | None:
+    """``read(con, path, data)`` on the open file (its bytes ``data``, and ``path`` for DuckDB to read it by);
+    None, nothing noted and nothing spent, when DuckDB is not installed, the file is over the bytes left, DuckDB
+    fails on it, or ``read`` does not vouch for it."""
+    try:
+        import duckdb
+    except ImportError:
+        return None  # an optional dependency: without it, every file takes the precise reader
+    data = handle.read(max(sink.budget, 0) + 1)
+    if not data or len(data) > sink.budget:
+        return None
+    folder = tempfile.TemporaryDirectory(prefix="leaderboard-")
+    # DuckDB reads the file this process opened (not a path that may since name another) through a link
+    # of a plain name: it takes *, ? and [ in a path as a glob.
+    link = os.path.join(folder.name, f"records{suffix}")
+    os.symlink(f"/proc/self/fd/{handle.fileno()}", link)
+    con = None
+    try:
+        con = connect(duckdb, link)
+        columns = read(con, link, data)
+    except duckdb.Error:
+        return None  # a file DuckDB does not read as plain records
+    finally:
+        if con is not None:
+            con.close()
+        folder.cleanup()
+    if columns is not None:
+        sink.budget -= len(data)
+    return columns
+
+
+def utf8(data: bytes) -> bool:
+    """The bytes are UTF-8 (a byte-order mark allowed) and hold no escape of a UTF-16 surrogate."""
+    if SURROGATE_ESCAPE.search(data) is not None:
+        return False
+    if not data.isascii():
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+    return True
+
+
+_CLOSE, _COMMA = ord("}"), ord(",")
+_BLANK = np.zeros(256, dtype=bool)  # a lookup table: is the byte a blank between JSON values
+_BLANK[[ord(" "), ord("\t"), ord("\n"), ord("\r")]] = True
+_MAX_GAP = 64  # blanks looked through before a closing brace; a longer run is not vouched for
+
+
+def trailing_comma(data: bytes) -> bool:
+    """Some ``}`` follows a ``,`` with only blanks between: DuckDB reads such an object, Python's JSON refuses it.
+
+    A ``}`` inside a string may be taken for one: the file then takes the precise reader, which is never wrong.
+    """
+    raw = np.frombuffer(data, dtype=np.uint8)
+    before = np.flatnonzero(raw == _CLOSE) - 1
+    for _ in range(_MAX_GAP):
+        before = before[before >= 0]
+        previous = raw[before]
+        if bool((previous == _COMMA).any()):
+            return True
+        blank = _BLANK[previous]
+        if not blank.any():
+            return False
+        before = before[blank] - 1
+    return True
