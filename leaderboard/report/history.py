@@ -70,9 +70,9 @@ SKIP_WORDS = {
 }
 
 
-def where_text(branch: str | None, *, table: bool = False) -> str:
+def where_text(branch: str | None) -> str:
     """Where the earlier runs ran: ``on `main``` (the base branch), or ``in the earlier runs`` (files given)."""
-    return f"on {md_code(branch, table=table)}" if branch is not None else "in the earlier runs"
+    return f"on {md_code(branch, table=False)}" if branch is not None else "in the earlier runs"
 
 
 def _after_runs(branch: str | None) -> str:
@@ -252,16 +252,6 @@ def _pts_amount(value: float) -> str:
         if float(text) != 0.0:
             return text
     return f"{pts(value):.3f}"
-
-
-def noise_words(noise: Noise | None, branch: str | None, *, table: bool = False) -> str | None:
-    """``±0.8 pts run to run on `main``` beside a comparison's change; None without a measure of noise."""
-    if noise is None:
-        return None
-    where = where_text(branch, table=table)
-    if noise.rms_change == 0.0:
-        return f"the same mean every run {where}"
-    return f"±{_pts_amount(noise.rms_change)} pts run to run {where}"
 
 
 def noise_cell(noise: Noise | None) -> str | None:
