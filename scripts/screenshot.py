@@ -14,7 +14,6 @@ space below the comment is cropped when Pillow is installed.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -27,7 +26,9 @@ from cmarkgfm.cmark import Options
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))  # the data the tests make
 
+from generators import swebench_with_a_drop  # noqa: E402
 
 # ../shared/realdata beside the repository, or where LEADERBOARD_REALDATA says.
 REALDATA = Path(os.environ.get("LEADERBOARD_REALDATA") or ROOT.parent / "shared" / "realdata")
@@ -116,7 +117,6 @@ def _crop(path: Path) -> None:
 
 EXAMPLE = ROOT / "examples" / "mteb-eng-v2-sample.jsonl"
 AGENT = ROOT / "examples" / "agent-suite"
-DROPPING = "20251124_mini-v1.16.0_claude-opus-4-5-20251101"
 
 
 def comment(*args: str) -> str:
@@ -130,23 +130,11 @@ def comment(*args: str) -> str:
         return out.read_text(encoding="utf-8").replace(str(REALDATA.parent), "…")
 
 
-def with_a_drop(swebench: Path, out: Path) -> Path:
-    """SWE-bench Verified with 15 of one model's resolved instances turned unresolved: a 3-point drop."""
-    lines, turned = [], 0
-    for line in swebench.read_text().splitlines():
-        record = json.loads(line)
-        if record["model_id"] == DROPPING and record["score"] == 1.0 and turned < 15:
-            record["score"], turned = 0.0, turned + 1
-        lines.append(json.dumps(record))
-    out.write_text("\n".join(lines) + "\n")
-    return out
-
-
 def main() -> None:
     swebench = REALDATA / "swebench_verified.jsonl"
     if swebench.exists():
         with tempfile.TemporaryDirectory() as tmp:
-            head = with_a_drop(swebench, Path(tmp) / "head.jsonl")
+            head = swebench_with_a_drop(swebench, Path(tmp) / "head.jsonl")
             gate = comment(
                 str(head), "--baseline", str(swebench), "--fail-on-regression", "--title", "SWE-bench Verified"
             )

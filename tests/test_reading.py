@@ -17,7 +17,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import DROPPING, EXAMPLE, ROOT, SWEBENCH, run, swebench_with_a_drop
+from conftest import EXAMPLE, ROOT, SWEBENCH, run
+from generators import DROPPING, swebench_with_a_drop
 
 from leaderboard.cli import main as cli_main
 from leaderboard.pipeline import Options
@@ -77,7 +78,8 @@ def cases(tmp: Path) -> dict[str, list[str]]:
         "example": [str(EXAMPLE)],
         "swebench": [str(SWEBENCH)],
         "regression-gate": [
-            str(swebench_with_a_drop(tmp / "head.jsonl")), "--baseline", str(SWEBENCH), "--fail-on-regression",
+            str(swebench_with_a_drop(SWEBENCH, tmp / "head.jsonl")), "--baseline", str(SWEBENCH),
+            "--fail-on-regression",
         ],
         "green-gate": [str(SWEBENCH), "--baseline", str(SWEBENCH), "--fail-on-regression"],
         "required": [str(EXAMPLE), "--required-tasks", "ArguAna,STS1*", "--required-score", "0.6"],
