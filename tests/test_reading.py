@@ -216,8 +216,8 @@ def test_related_tasks_that_would_change_the_claims_are_said_in_the_answer() -> 
     assert check is not None and check.claims_differ and check.difference_design_effect >= 2.0
     sections = plan(outcome)
     body = comment_body(
-        outcome.board, key="k", title="Evals", run_url=None, sections=sections.comment, lead=sections.lead,
-        outcome=sections.outcome, method=sections.method,
+        outcome.board, key="k", title="Evals", run_url=None, sections=sections.comment,
+        framing=sections.framing,
     ).text  # fmt: skip
     assert "⚠ Tasks in a category move together" in first_line(body)
 
@@ -270,8 +270,8 @@ def test_500_models_fit_one_comment_with_the_outcome_the_top_group_and_every_cha
     outcome = pipeline_run(Options(b=400, fail_on_regression=True), pr, baseline=base)
     sections = plan(outcome, baseline=Compared("**Baseline:** `main`."))
     body = comment_body(
-        outcome.board, key="k", title="Evals", run_url=None, sections=sections.comment, lead=sections.lead,
-        outcome=sections.outcome, method=sections.method,
+        outcome.board, key="k", title="Evals", run_url=None, sections=sections.comment,
+        framing=sections.framing,
     ).text  # fmt: skip
     assert comment_length(body) <= COMMENT_LIMIT
     assert first_line(body).startswith("❌ **40 regressions** — this check fails: ")

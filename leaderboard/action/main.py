@@ -215,9 +215,7 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
             title=settings.title,
             commit=commit,
             sections=sections.summary,
-            lead=sections.lead,
-            outcome=sections.outcome,
-            method=sections.method,
+            framing=sections.framing,
         )
         written = bool(settings.summary_path)  # appended below, once the files are written
         body = comment_body(
@@ -227,9 +225,7 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
             run_url=settings.run_url,
             commit=commit,
             sections=sections.comment,
-            lead=sections.lead,
-            outcome=sections.outcome,
-            method=sections.method,
+            framing=sections.framing,
             summary=summary if written else None,  # so the comment says truly what the summary holds
         ).text
         report, markdown = _write_files(settings, board, comment=body, commit=commit, sections=sections)
@@ -254,7 +250,7 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
                 print(failed_line)
         print(f"{board.n_models} models, {board.n_tasks} tasks, {board.n_runs} runs.")
         with commands_stopped(settings.on_runner):
-            print(log_text(board, lead=sections.lead))
+            print(log_text(board, framing=sections.framing))
             if result is not None:  # model ids are data
                 # On one line each, escapes shown: an id's newline or ANSI sequence must not forge or paint a line.
                 top = printable(result.top_model) if result.top_model else "(none: every model is disqualified)"
@@ -351,9 +347,7 @@ def _write_files(
             title=settings.title,
             commit=commit,
             sections=sections.full,
-            lead=sections.lead,
-            outcome=sections.outcome,
-            method=sections.method,
+            framing=sections.framing,
         ),
         "comment.md": comment,
     }

@@ -29,6 +29,7 @@ from ..stats.task_changes import TaskChanges
 from . import comparison as compared
 from . import task_changes as tasks
 from .composite import ACCURACY_HEADING, composite_dict, composite_method, composite_section, composite_verdict
+from .document import Framing
 from .failures import failures_dict, failures_markdown
 from .history import history_dict, noise_cell
 from .history_section import history_section
@@ -73,15 +74,14 @@ class Missing:
 
 @dataclass(frozen=True)
 class Plan:
-    """The sections of each document, in order, with the lead that replaces the verdict and the report's parts."""
+    """The sections of each document, in order, what frames every document (the outcome line, the lead that
+    replaces the verdict, the method block) and the report's parts."""
 
     comment: tuple[str, ...]
     summary: tuple[str, ...]
     full: tuple[str, ...]
-    lead: str | None
+    framing: Framing
     report: Mapping[str, dict[str, object] | None]  # write_json's keyword arguments
-    outcome: str | None = None  # the first line: the pull request's outcome (None: no baseline, no required task)
-    method: tuple[str, ...] = ()  # the sections' method, for the one collapsed "How to read this" block
 
 
 def files_described(files: Sequence[str], records: int) -> str:
@@ -99,7 +99,11 @@ def plan(outcome: Outcome, *, baseline: Compared | Missing | None = None, left_o
         comment=_sections("comment", outcome, baseline, left_out),
         summary=_sections("summary", outcome, baseline, left_out),
         full=_sections("full", outcome, baseline, left_out),
-        lead=composite_verdict(outcome.composite) if outcome.composite is not None else None,
+        framing=Framing(
+            outcome=outcome_line(outcome),
+            lead=composite_verdict(outcome.composite) if outcome.composite is not None else None,
+            method=_method(outcome),
+        ),
         report={
             "baseline": _baseline_dict(outcome, baseline),
             "composite": composite_dict(outcome.composite) if outcome.composite is not None else None,
@@ -107,8 +111,6 @@ def plan(outcome: Outcome, *, baseline: Compared | Missing | None = None, left_o
             "failures": failures_dict(outcome.failures),
             "history": history_dict(outcome.history, outcome.earlier.coverage) if outcome.earlier is not None else None,
         },
-        outcome=outcome_line(outcome),
-        method=_method(outcome),
     )
 
 
