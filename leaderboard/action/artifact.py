@@ -40,6 +40,7 @@ from ..formats.detect import detect
 from ..formats.evalrun import FORMATS
 from ..loading import load_runs
 from ..records import EvalRun
+from ..stats.history import EXPIRED, INVALID, OVER_BUDGET, TIMED_OUT
 from ..validation import InvalidEvalRuns
 from . import github_api
 from .deadline import DeadlineExceeded, time_limit
@@ -193,13 +194,13 @@ class ArtifactLookup:
     def _call(self, what: str, fn: Callable[[], T], fix: str = PERMISSION_FIX) -> T:
         """One GitHub call; a refusal, a rate limit, an outage or the deadline become :class:`Missing`."""
         if self.clock() > self.deadline:
-            raise Missing(f"GitHub has not answered in time (gave up before {what})", RETRY_FIX)
+            raise Missing(f"GitHub has not answered in time (gave up before {what})", RETRY_FIX, skip=TIMED_OUT)
         limit = github_api.CALL_LIMIT
         try:
             with time_limit(limit):
                 return fn()
         except DeadlineExceeded as exc:
-            raise Missing(f"{what} failed (no complete answer within {limit:g} s)", RETRY_FIX) from exc
+            raise Missing(f"{what} failed (no complete answer within {limit:g} s)", RETRY_FIX, skip=TIMED_OUT) from exc
         except ValueError as exc:  # JSONDecodeError: a truncated or garbled answer
             raise Missing(f"{what} failed (GitHub's answer was not valid JSON)", RETRY_FIX) from exc
         except GithubException as exc:
@@ -414,6 +415,7 @@ class ArtifactLookup:
             raise Missing(
                 f"artifact `{artifact.name}` is {artifact.size} bytes, more than the {MAX_ZIP_BYTES} allowed",
                 "upload only the EvalRun files in it",
+                skip=OVER_BUDGET,
             )
         what = f"downloading artifact `{artifact.name}` ({artifact.id})"
 
@@ -426,7 +428,9 @@ class ArtifactLookup:
         location = urllib.parse.urljoin(artifact.download_url, location) if location else None
         if status == 410:
             raise Missing(
-                f"artifact `{artifact.name}` has expired", UPLOAD_FIX.format(branch=branch, artifact=artifact.name)
+                f"artifact `{artifact.name}` has expired",
+                UPLOAD_FIX.format(branch=branch, artifact=artifact.name),
+                skip=EXPIRED,
             )
         if github_api.rate_limit_wait(status, headers, _json_message(body)) is not None:
             kind = github_api.rate_limit_text(status, headers, _json_message(body))
@@ -447,6 +451,7 @@ class ArtifactLookup:
                 raise Missing(
                     f"artifact `{artifact.name}` was refused: {exc}",
                     "upload the EvalRun files as plain files (actions/upload-artifact with a `path:` of the files)",
+                    skip=INVALID,  # a hostile or broken archive, a bomb's unpacked bytes included
                 ) from exc
             # A member is written under its own name unless that is too long for the file system
             # (then under a short one): the names said are always the archive's.
@@ -460,6 +465,7 @@ class ArtifactLookup:
                 raise Missing(
                     f"artifact `{artifact.name}` holds no eval results (EvalRun .json, .jsonl, .csv or harness files)",
                     "upload the EvalRun files themselves with actions/upload-artifact",
+                    skip=INVALID,
                 )
             try:
                 session = Session(self.settings.read_options)  # read as `runs` is: same format, metric, filter
@@ -473,6 +479,7 @@ class ArtifactLookup:
                     f"artifact `{artifact.name}` holds invalid EvalRun data ({len(problems)} problem(s): {first})",
                     f"fix or leave out those files in the artifact `{artifact.name}` uploaded on `{branch}`: every "
                     ".json, .jsonl and .csv file in it, and every harness file, is read as the baseline",
+                    skip=INVALID,
                 ) from exc
         return runs, tuple(sorted(names[r] for r in relative))
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from ..stats.history import (
     EXPIRED,
@@ -32,6 +32,7 @@ from ..stats.history import (
     Outside,
     Point,
     Series,
+    SkipReason,
 )
 from .formatting import DASH, MINUS, decimals_for, in_percent, magnitude_text, shorten
 from .markdown import md_code, md_text, visible
@@ -60,7 +61,7 @@ CHART_LABEL_WIDTH = 40
 # Flaky tasks in the ``flaky-tasks`` output, highest rate first (the JSON report has all of them).
 MAX_FLAKY_OUTPUT = 100
 
-SKIP_WORDS = {
+SKIP_WORDS: Mapping[SkipReason, str] = {
     EXPIRED: "expired",
     MISSING: "missing",
     INVALID: "invalid",
