@@ -20,15 +20,9 @@ from test_rendering import HOSTILE, cells_outside_code, gfm
 
 from leaderboard import EvalRun, analyse, load_runs
 from leaderboard.records import Reason, Why
-from leaderboard.report.comparison import (
-    comparison_dict,
-    comparison_markdown,
-    headline,
-    rule_text,
-    shown_interval,
-    utf16_length,
-    verdict_text,
-)
+from leaderboard.report.comparison import comparison_markdown, headline, shown_interval, utf16_length, verdict_text
+from leaderboard.report.comparison_json import comparison_dict
+from leaderboard.report.comparison_method import rule_text
 from leaderboard.report.json_report import render_json, report_dict
 from leaderboard.stats.comparison import Comparison, ModelChange, compare
 

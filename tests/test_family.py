@@ -20,7 +20,9 @@ from leaderboard.action.settings import DEFAULTS
 from leaderboard.config import parse_config
 from leaderboard.options import INPUTS
 from leaderboard.pipeline import evaluate, parameters
-from leaderboard.report.comparison import comparison_dict, comparison_markdown, rule_text
+from leaderboard.report.comparison import comparison_markdown
+from leaderboard.report.comparison_json import comparison_dict
+from leaderboard.report.comparison_method import rule_text
 from leaderboard.report.document import render_report
 from leaderboard.report.json_report import report_dict
 from leaderboard.report.reasons import reason_text

@@ -28,6 +28,8 @@ from ..stats.comparison import Comparison
 from ..stats.task_changes import TaskChanges
 from . import comparison as compared
 from . import task_changes as tasks
+from .comparison_json import comparison_dict, no_baseline_dict
+from .comparison_method import rule_text
 from .composite import ACCURACY_HEADING, composite_dict, composite_method, composite_section, composite_verdict
 from .document import Framing
 from .failures import failures_dict, failures_markdown
@@ -119,7 +121,7 @@ def _method(outcome: Outcome) -> tuple[str, ...]:
     if outcome.composite is not None:
         out.append(composite_method(outcome.composite))
     if outcome.comparison is not None:
-        out.append(compared.rule_text(outcome.comparison))
+        out.append(rule_text(outcome.comparison))
         if outcome.changes is not None and (words := tasks.legend(outcome.changes)) is not None:
             out.append(words)
     return tuple(out)
@@ -172,10 +174,10 @@ def _from_history(outcome: Outcome) -> tuple[dict[str, str] | None, tasks.OnBase
 
 def _baseline_dict(outcome: Outcome, baseline: Compared | Missing | None) -> dict[str, object] | None:
     if isinstance(baseline, Missing):
-        return compared.no_baseline_dict(baseline.reason, baseline.fix)
+        return no_baseline_dict(baseline.reason, baseline.fix)
     if outcome.comparison is None:
         return None
-    out = compared.comparison_dict(outcome.comparison)
+    out = comparison_dict(outcome.comparison)
     if isinstance(baseline, Compared) and baseline.source is not None:
         out["source"] = dict(baseline.source)
     if outcome.changes is not None:
