@@ -236,6 +236,7 @@ def _build(
     categories: str,
     elsewhere: str,
     noise: Mapping[str, str] | None = None,
+    stated: bool = True,
 ) -> str:
     rows = ordered(comparison)
     detected = [m for m in rows if m.significant]
@@ -257,11 +258,13 @@ def _build(
         )
     if not detected:
         # Nothing changed: the whole section is one collapsed line, so the answer above stays short.
-        body = [baseline_md, headline(comparison), table(rest[:quiet], comparison, noise) if rest[:quiet] else "", more]
+        # The <summary> is the headline: the body does not say it again.
+        body = [baseline_md, table(rest[:quiet], comparison, noise) if rest[:quiet] else "", more]
         body += ["\n".join(lines)] if lines else []
         summary = f"{html.escape(title, quote=False)}: {_summary_words(comparison)}"
         return f"<details><summary>{summary}</summary>\n\n" + "\n\n".join(p for p in body if p) + "\n\n</details>"
-    parts = [f"### {title}", baseline_md, headline(comparison)]
+    # With the outcome line above (every document's first line), the counts are said there and in the table.
+    parts = [f"### {title}", baseline_md, headline(comparison) if stated else _not_compared_line(comparison)]
     if detected[:changed]:
         parts.append(table(detected[:changed], comparison, noise))
     parts.append(quiet_block)
@@ -273,6 +276,15 @@ def _build(
         if block:
             parts.append(block)
     return "\n\n".join(p for p in parts if p)
+
+
+def _not_compared_line(comparison: Comparison) -> str:
+    """What the headline says beyond the outcome line: the models that share no task with their baseline."""
+    idle = not_compared(comparison)
+    if not idle:
+        return ""
+    share = "shares" if idle == 1 else "share"
+    return f"{count(idle, 'model')} in both runs {share} no task with the baseline: not compared."
 
 
 def _summary_words(comparison: Comparison) -> str:
@@ -290,9 +302,12 @@ def comparison_markdown(
     measure: Callable[[str], int] = utf16_length,
     elsewhere: str = "",
     noise: Mapping[str, str] | None = None,
+    stated: bool = True,
 ) -> str:
     """The section: title, the baseline (``describe_markdown``), a headline, the table, the rest.
 
+    ``stated=False``: the document's outcome line already gives the counts, so the open section does not
+    repeat them in a headline (only the models that share no task, which the outcome line does not name).
     Every detected change has a row; at most ``quiet_rows`` models with none do (None: all).
     With a ``limit`` (in ``measure`` units) the category block goes first, then the quiet rows,
     then rows of detected changes from the bottom; what is left out is counted and pointed at
@@ -305,6 +320,7 @@ def comparison_markdown(
         return _build(
             comparison, baseline_description_md, title,
             changed=changed, quiet=quiet_shown, categories=categories, elsewhere=elsewhere, noise=noise,
+            stated=stated,
         )  # fmt: skip
 
     text = build(detected, quiet, "shown")
@@ -333,33 +349,50 @@ def no_baseline_markdown(baseline_description_md: str, *, title: str = TITLE) ->
 
 
 def comment_section(
-    comparison: Comparison, baseline_description_md: str, *, title: str = TITLE, noise: Mapping[str, str] | None = None
+    comparison: Comparison,
+    baseline_description_md: str,
+    *,
+    title: str = TITLE,
+    noise: Mapping[str, str] | None = None,
+    stated: bool = True,
 ) -> str:
     """The section for the PR comment: every detected change, 30 other models, within its share of the limit."""
     return comparison_markdown(
         comparison, baseline_description_md, title=title, limit=COMMENT_SECTION_LIMIT, measure=utf16_length,
-        noise=noise,
+        noise=noise, stated=stated,
         elsewhere="the job summary lists every model; the JSON report (`report` output, key `baseline`) has "
         "every number.",
     )  # fmt: skip
 
 
 def summary_section(
-    comparison: Comparison, baseline_description_md: str, *, title: str = TITLE, noise: Mapping[str, str] | None = None
+    comparison: Comparison,
+    baseline_description_md: str,
+    *,
+    title: str = TITLE,
+    noise: Mapping[str, str] | None = None,
+    stated: bool = True,
 ) -> str:
     """The section for the job summary: every model, within its share of the summary's limit."""
     return comparison_markdown(
         comparison, baseline_description_md, title=title, quiet_rows=None, limit=SUMMARY_SECTION_LIMIT, noise=noise,
-        measure=lambda text: len(text.encode()),
+        stated=stated, measure=lambda text: len(text.encode()),
         elsewhere="the JSON report (`report` output, key `baseline`) has them.",
     )  # fmt: skip
 
 
 def full_section(
-    comparison: Comparison, baseline_description_md: str, *, title: str = TITLE, noise: Mapping[str, str] | None = None
+    comparison: Comparison,
+    baseline_description_md: str,
+    *,
+    title: str = TITLE,
+    noise: Mapping[str, str] | None = None,
+    stated: bool = True,
 ) -> str:
     """The section for the markdown file and the CLI: everything."""
-    return comparison_markdown(comparison, baseline_description_md, title=title, quiet_rows=None, noise=noise)
+    return comparison_markdown(
+        comparison, baseline_description_md, title=title, quiet_rows=None, noise=noise, stated=stated
+    )
 
 
 def gate_line(change: ModelChange, alpha: float) -> str:

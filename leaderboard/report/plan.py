@@ -138,7 +138,11 @@ def _sections(
     elif outcome.comparison is not None:
         described = baseline or Compared("")
         noise, on_base = _from_history(outcome)
-        parts.append(_COMPARISON[kind](outcome.comparison, described.described, title=described.title, noise=noise))
+        # A comparison always has the outcome line (outcome_line), which says what the headline would.
+        section = _COMPARISON[kind](
+            outcome.comparison, described.described, title=described.title, noise=noise, stated=False
+        )
+        parts.append(section)
         if outcome.changes is not None:
             parts.append(_TASKS[kind](outcome.changes, outcome.comparison, on_base))
     changed = [m.model_id for m in outcome.comparison.models if m.significant] if outcome.comparison else []
