@@ -19,21 +19,11 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
 
-from leaderboard import EvalRun, analyse  # noqa: E402
+from generators import equal_models_a_failing_the_hardest  # noqa: E402
 
-
-def suite(seed: int, n: int, share: float) -> list[EvalRun]:
-    rng = np.random.default_rng(seed)
-    difficulty = rng.uniform(0.0, 1.0, n)
-    hardest = difficulty >= np.quantile(difficulty, 1.0 - share)
-    runs = []
-    for model in ("A", "B"):
-        scores = np.clip(1.0 - difficulty + rng.normal(0.0, 0.1, n), 0.0, 1.0)
-        for t in range(n):
-            failed = model == "A" and bool(hardest[t])
-            runs.append(EvalRun(model, f"t{t:04d}", "acc", None if failed else float(scores[t]), error=failed))
-    return runs
+from leaderboard import analyse  # noqa: E402
 
 
 def main() -> None:
@@ -44,7 +34,7 @@ def main() -> None:
         for how in ("exclude", "zero"):
             first, gaps = 0, []
             for rep in range(args.reps):
-                board = analyse(suite(rep, n, share), pairs=False, failed_calls=how)  # type: ignore[arg-type]
+                board = analyse(equal_models_a_failing_the_hardest(rep, n, share), pairs=False, failed_calls=how)  # type: ignore[arg-type]
                 first += board.rows[0].model_id == "A"
                 means = {r.model_id: r.mean_score for r in board.rows}
                 gaps.append(means["A"] - means["B"])

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import resource
-import struct
 import subprocess
 import sys
 import tempfile
@@ -29,6 +28,10 @@ from pathlib import Path
 import zstandard
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))  # the fake GitHub and the hand-written zips
+
+from generators import raw_zip  # noqa: E402
+
 GIB = 2**30
 CHUNK = 2**20
 
@@ -54,23 +57,6 @@ def crc_of_zeros(total: int) -> int:
     for block in zeros(total):
         crc = zlib.crc32(block, crc)
     return crc
-
-
-def raw_zip(members: list[tuple[str, int, bytes, int, int]]) -> bytes:
-    """A zip written by hand: (name, method, compressed bytes, declared size, CRC) a member."""
-    out, central = bytearray(), bytearray()
-    for name, method, data, size, crc in members:
-        encoded = name.encode()
-        offset = len(out)
-        out += struct.pack("<4s5H3L2H", b"PK\x03\x04", 63, 0, method, 0, 0, crc, len(data), size, len(encoded), 0)
-        out += encoded + data
-        central += struct.pack(
-            "<4s6H3L5H2L", b"PK\x01\x02", 63, 63, 0, method, 0, 0, crc, len(data), size, len(encoded), 0, 0, 0, 0,
-            0, offset,
-        )  # fmt: skip
-        central += encoded
-    end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, len(members), len(members), len(central), len(out), 0)
-    return bytes(out + central + end)
 
 
 def eval_log(method: int, sample: bytes, declared: int, crc: int) -> bytes:
@@ -120,7 +106,6 @@ def bombs() -> None:
 
 
 def github_cases() -> None:
-    sys.path.insert(0, str(ROOT / "tests"))
     from datetime import UTC, datetime
 
     from fakegithub import FakeGitHub, Fault

@@ -25,6 +25,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from generators import differences, exact_p, spread_suite  # noqa: E402
 
 from leaderboard import EvalRun, analyse  # noqa: E402
 from leaderboard.stats import significance  # noqa: E402
@@ -35,38 +38,18 @@ def rate(hits: int, reps: int) -> str:
     return f"{100 * p:.1f}% (SE {100 * math.sqrt(max(p * (1 - p), 1e-12) / reps):.1f}, {hits}/{reps})"
 
 
-def spread_suite(models: int, tasks: int, rng: np.random.Generator, trials: int = 1) -> list[EvalRun]:
-    """True means evenly over 0.40-0.80; each task shifts every model alike; scores clipped to [0, 1]."""
-    means = np.linspace(0.40, 0.80, models)
-    task = rng.normal(0.0, 0.1, tasks)
-    shape = (models, tasks, trials)
-    scores = np.clip(means[:, None, None] + task[None, :, None] + 0.15 * rng.standard_normal(shape), 0.0, 1.0)
-    return [
-        EvalRun(f"m{m:02d}", f"t{t:05d}", "score", float(scores[m, t, k]), **({"trial": k} if trials > 1 else {}))
-        for m in range(models)
-        for t in range(tasks)
-        for k in range(trials)
-    ]
-
-
 def scenario_grid(suites: int) -> None:
     for models, tasks, trials in ((30, 900, 1), (40, 200, 1), (50, 100, 1), (60, 50, 1), (50, 200, 1), (50, 500, 3)):
         rng = np.random.default_rng(23)
         found, methods = [], {}
         for _ in range(suites):
-            board = analyse(spread_suite(models, tasks, rng, trials))
+            board = analyse(spread_suite(models, tasks, rng, trials=trials))
             found.append(int(board.pairs.significant.sum()))
             for name in (p.test for p in board.pairs):
                 methods[name] = methods.get(name, 0) + 1
         pairs = models * (models - 1) // 2
         label = f"{models} x {tasks}" + (f" x {trials} trials" if trials > 1 else "")
         print(f"grid   {label:>20}: significant pairs {np.mean(found):7.1f} of {pairs:,} {found} tests {methods}")
-
-
-def exact_p(d: np.ndarray) -> float:
-    """significance.py's exact enumeration (meet in the middle) past its usual limit."""
-    q = significance.quantised(significance.scaled_rows(d[None, :]))
-    return float(significance._exact(q, (np.sign(d).astype(np.int64) * q).sum(axis=1))[0])
 
 
 def monte_carlo_p(d: np.ndarray, resamples: int, rng: np.random.Generator) -> tuple[float, float]:
@@ -78,26 +61,13 @@ def monte_carlo_p(d: np.ndarray, resamples: int, rng: np.random.Generator) -> tu
     return p, math.sqrt(p * (1 - p) / resamples)
 
 
-def differences(kind: str, k: int, shift: float, rng: np.random.Generator) -> np.ndarray:
-    size = 3 * k
-    if kind == "continuous":
-        d = rng.normal(shift, 0.2, size)
-    elif kind == "rounded":
-        d = np.round(rng.normal(shift, 0.2, size) * 10) / 10
-    elif kind == "rubric":
-        d = rng.choice([-1.0, -0.5, 0.5, 1.0], size, p=[0.25 - shift, 0.25 - shift, 0.25 + shift, 0.25 + shift])
-    else:
-        d = rng.standard_t(2, size) * 0.1 + shift  # heavy tails: a few differences dominate
-    return np.asarray(d[d != 0][:k])
-
-
 def scenario_accuracy() -> None:
     rng = np.random.default_rng(5)
     for k in (27, 32):
         for kind in ("continuous", "rounded", "rubric", "heavy"):
             ratios = []
             for _ in range(40):
-                d = differences(kind, k, rng.uniform(0.0, 0.15), rng)
+                d = differences(kind, k, rng)
                 truth = exact_p(d)
                 if truth <= 0.2:
                     ratios.append(float(significance.sign_flip_test(d[None, :] / 4.0)[0][0]) / truth)
@@ -107,7 +77,7 @@ def scenario_accuracy() -> None:
                 f"median {np.median(r):.3f} max {r.max():.3f}"
             )
     for kind in ("continuous", "rounded", "heavy"):
-        d = differences(kind, 200, 0.06 if kind != "heavy" else 0.04, rng)
+        d = differences(kind, 200, rng, 0.06 if kind != "heavy" else 0.04)
         mc, se = monte_carlo_p(d, 20_000_000, rng)
         p = float(significance.sign_flip_test(d[None, :])[0][0])
         print(f"acc    k={d.size} {kind:>10}: saddlepoint p {p:.4g}, 2e7 Monte Carlo patterns {mc:.4g} +- {se:.2g}")

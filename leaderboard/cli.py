@@ -193,7 +193,7 @@ def _run(args: argparse.Namespace) -> int:
             body = comment_body(
                 board, key=args.comment_key or INPUTS["comment-key"].default,
                 title=args.title or INPUTS["title"].default, run_url=None, commit=commit,
-                sections=sections.comment, lead=sections.lead, outcome=sections.outcome, method=sections.method,
+                sections=sections.comment, framing=sections.framing,
             )  # fmt: skip
             try:
                 args.comment.write_text(body.text, encoding="utf-8")
@@ -201,8 +201,7 @@ def _run(args: argparse.Namespace) -> int:
                 print(f"cannot write {args.comment}: {exc.strerror or exc}", file=sys.stderr)
                 return 1
         document = full_markdown(
-            board, title=args.title, commit=commit, sections=sections.full, lead=sections.lead,
-            outcome=sections.outcome, method=sections.method,
+            board, title=args.title, commit=commit, sections=sections.full, framing=sections.framing,
         )  # fmt: skip
         # A terminal reads plain text; piped, or beside --comment, the markdown itself.
         sys.stdout.write(plain_text(document) if args.comment is None and sys.stdout.isatty() else document)

@@ -36,6 +36,7 @@ from .stats.history import (
     TIMED_OUT,
     Coverage,
     RunScores,
+    SkipReason,
     coverage_of,
     run_scores,
 )
@@ -112,7 +113,7 @@ def read_history(
         raise ValueError(f"limit must be between 0 and {MAX_HISTORY_RUNS}, got {limit}")
     given = [Path(p) for p in paths]
     kept = given[len(given) - limit :] if limit else []
-    skipped: dict[str, int] = {OVER_LIMIT: len(given) - len(kept)}
+    skipped: dict[SkipReason, int] = {OVER_LIMIT: len(given) - len(kept)}
     problems: list[Problem] = []
     read: list[RunScores] = []
     budget = max_bytes

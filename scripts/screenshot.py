@@ -1,12 +1,16 @@
 """Render PR comments as GitHub does and screenshot them for the README and for review.
 
-    python scripts/screenshot.py            # writes docs/comment*.png
+    python scripts/screenshot.py                  # writes docs/comment*.png
+    python scripts/screenshot.py history          # only docs/comment-history.png
+    python scripts/screenshot.py --out /tmp/shots # elsewhere (to compare a change's before and after)
 
 Each comment is the CLI's ``--comment`` body, so it is byte for byte what the action posts:
 a baseline where one model of SWE-bench Verified drops 3 points with the gate on (the
 README's picture, collapsed as a reviewer first sees it, and expanded), the same with
 nothing changed, the bundled example, failing required tasks, and the composite ranking.
 SWE-bench comes from ../shared/realdata (or LEADERBOARD_REALDATA); without it those are skipped.
+The history's comment is the action's, made in process from the base runs the history tests build
+(``tests/history_runs.py``): ten earlier runs on `main`, one expired and one with a model renamed.
 Markdown -> HTML with cmark-gfm (GitHub's engine, its tag filter on), styled like a
 GitHub comment, photographed by headless Chromium (Debian's `chromium`); the blank
 space below the comment is cropped when Pillow is installed.
@@ -14,6 +18,7 @@ space below the comment is cropped when Pillow is installed.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -27,7 +32,20 @@ from cmarkgfm.cmark import Options
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))  # the data the tests make
 
+from generators import swebench_with_a_drop  # noqa: E402
+from history_runs import records  # noqa: E402
+
+from leaderboard import EvalRun  # noqa: E402
+from leaderboard.baseline import Baseline  # noqa: E402
+from leaderboard.pipeline import Options as RunOptions  # noqa: E402
+from leaderboard.pipeline import run  # noqa: E402
+from leaderboard.report.baseline import describe_markdown  # noqa: E402
+from leaderboard.report.comparison import TITLE  # noqa: E402
+from leaderboard.report.document import Commit, comment_body  # noqa: E402
+from leaderboard.report.plan import Compared, plan  # noqa: E402
+from leaderboard.stats.history import EXPIRED, Earlier, coverage_of, run_scores  # noqa: E402
 
 # ../shared/realdata beside the repository, or where LEADERBOARD_REALDATA says.
 REALDATA = Path(os.environ.get("LEADERBOARD_REALDATA") or ROOT.parent / "shared" / "realdata")
@@ -76,6 +94,9 @@ def alerts(html: str) -> str:
     )
 
 
+OUT = ROOT / "docs"
+
+
 def shoot(body: str, name: str, *, expanded: bool = False, height: int = 4000) -> Path:
     html = alerts(cmarkgfm.github_flavored_markdown_to_html(body, options=Options.CMARK_OPT_UNSAFE))
     if expanded:
@@ -85,7 +106,7 @@ def shoot(body: str, name: str, *, expanded: bool = False, height: int = 4000) -
         "<div class='comment'><div class='header'><b>github-actions</b> <span>bot</span> commented</div>"
         f"<div class='body'>{html}</div></div></body></html>"
     )
-    out = ROOT / "docs" / name
+    out = OUT / name
     with tempfile.TemporaryDirectory() as profile:
         html_file = Path(profile) / "comment.html"
         html_file.write_text(page, encoding="utf-8")
@@ -116,7 +137,6 @@ def _crop(path: Path) -> None:
 
 EXAMPLE = ROOT / "examples" / "mteb-eng-v2-sample.jsonl"
 AGENT = ROOT / "examples" / "agent-suite"
-DROPPING = "20251124_mini-v1.16.0_claude-opus-4-5-20251101"
 
 
 def comment(*args: str) -> str:
@@ -130,23 +150,50 @@ def comment(*args: str) -> str:
         return out.read_text(encoding="utf-8").replace(str(REALDATA.parent), "…")
 
 
-def with_a_drop(swebench: Path, out: Path) -> Path:
-    """SWE-bench Verified with 15 of one model's resolved instances turned unresolved: a 3-point drop."""
-    lines, turned = [], 0
-    for line in swebench.read_text().splitlines():
-        record = json.loads(line)
-        if record["model_id"] == DROPPING and record["score"] == 1.0 and turned < 15:
-            record["score"], turned = 0.0, turned + 1
-        lines.append(json.dumps(record))
-    out.write_text("\n".join(lines) + "\n")
-    return out
+EARLIER_RUNS = 10
+EXPIRED_RUN = 6  # oldest first: its artifact has expired, so the history reads nine runs
+RENAMED_RUN = 4  # org/beta ran as org/beta-v2: its stretch with the same id starts after this run
+SERVER = "https://github.com/org/repo"
 
 
-def main() -> None:
+def evalruns(lines: str) -> list[EvalRun]:
+    return [EvalRun(**json.loads(line)) for line in lines.splitlines()]
+
+
+def with_history() -> str:
+    """The action's comment for the pull request's run of the history tests' suite, against the newest of ten
+    earlier runs on `main`, with the other runs as its history."""
+    earlier = [evalruns(records(k, renamed=k == RENAMED_RUN)) for k in range(EARLIER_RUNS)]
+    read = tuple(
+        run_scores(f"{k + 1:x}" * 40, f"2026-11-{20 + k}T08:00:00Z", e)
+        for k, e in enumerate(earlier)
+        if k != EXPIRED_RUN
+    )
+    history = Earlier(read, coverage_of(EARLIER_RUNS, EARLIER_RUNS, len(read), {EXPIRED: 1}), "main")
+    base = earlier[-1]
+    outcome = run(RunOptions(), evalruns(records(EARLIER_RUNS, pull_request=True)), baseline=base, history=history)
+    sha = f"{EARLIER_RUNS:x}" * 40
+    origin = Baseline(
+        runs=tuple(base), origin="artifact", branch="main", sha=sha, sha_url=f"{SERVER}/commit/{sha}", run_id=118,
+        run_url=f"{SERVER}/actions/runs/118", is_merge_base=True, age_days=1.0, artifact="eval-results",
+    )  # fmt: skip
+    sections = plan(outcome, baseline=Compared(describe_markdown(origin), TITLE))
+    return comment_body(
+        outcome.board, key="leaderboard", title="Evals", run_url=f"{SERVER}/actions/runs/119",
+        commit=Commit("3f2a9c1d5e7b8a6c4d2e0f1a3b5c7d9e1f2a4b6c", f"{SERVER}/commit/3f2a9c1"),
+        sections=sections.comment, framing=sections.framing,
+    ).text  # fmt: skip
+
+
+def history_shots() -> None:
+    shoot(with_history(), "comment-history.png", height=3000)
+
+
+def comments() -> None:
     swebench = REALDATA / "swebench_verified.jsonl"
     if swebench.exists():
         with tempfile.TemporaryDirectory() as tmp:
-            head = with_a_drop(swebench, Path(tmp) / "head.jsonl")
+            head = swebench_with_a_drop(swebench, Path(tmp) / "head.jsonl")
             gate = comment(
                 str(head), "--baseline", str(swebench), "--fail-on-regression", "--title", "SWE-bench Verified"
             )
@@ -161,6 +208,19 @@ def main() -> None:
     shoot(required, "comment-required.png", height=1400)
     composite = comment(str(AGENT / "runs.jsonl"), "--config", str(AGENT / "leaderboard.yml"))
     shoot(composite, "comment-composite.png", height=1600)
+
+
+def main() -> None:
+    global OUT
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("mode", nargs="?", choices=("all", "history"), default="all")
+    parser.add_argument("--out", type=Path, default=OUT, help="the folder the pictures go to (default: docs/)")
+    args = parser.parse_args()
+    OUT = args.out
+    OUT.mkdir(parents=True, exist_ok=True)
+    if args.mode == "all":
+        comments()
+    history_shots()
 
 
 if __name__ == "__main__":

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -63,16 +62,3 @@ def fake_github():
 
 
 SWEBENCH = REALDATA / "swebench_verified.jsonl"
-DROPPING = "20251124_mini-v1.16.0_claude-opus-4-5-20251101"
-
-
-def swebench_with_a_drop(path: Path) -> Path:
-    """SWE-bench Verified with 15 of one model's resolved instances turned unresolved (a 3-point drop)."""
-    lines, turned = [], 0
-    for line in SWEBENCH.read_text().splitlines():
-        record = json.loads(line)
-        if record["model_id"] == DROPPING and record["score"] == 1.0 and turned < 15:
-            record["score"], turned = 0.0, turned + 1
-        lines.append(json.dumps(record))
-    path.write_text("\n".join(lines) + "\n")
-    return path

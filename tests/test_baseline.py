@@ -17,11 +17,12 @@ from runner_env import TOKEN
 from test_action import Result, assert_no_secret, run_action
 from test_archive import make_zip
 
-from leaderboard.action import artifact, download
-from leaderboard.action.artifact import MAX_ARTIFACT_LOOKUPS, ArtifactLookup, workflow_file
+from leaderboard.action import download
+from leaderboard.action.artifact import MAX_ARTIFACT_LOOKUPS, ArtifactLookup
 from leaderboard.action.baseline import resolve_baseline
 from leaderboard.action.download import Missing, fetch_without_credentials
 from leaderboard.action.github_api import make_client
+from leaderboard.action.runs import DEADLINE, workflow_file
 from leaderboard.action.settings import parse_settings
 from leaderboard.baseline import Baseline, NoBaseline, age_text, describe
 from leaderboard.report.baseline import describe_markdown
@@ -443,7 +444,7 @@ def test_a_rate_limit_or_an_outage_is_no_baseline_that_says_to_re_run(fake_githu
 def test_no_lookup_call_starts_after_the_deadline(fake_github: FakeGitHub) -> None:
     fake_github.merge_bases[(BASE, HEAD)] = MERGE_BASE
     fake_github.add_run(MERGE_BASE, created_at=ago(1), artifacts={ARTIFACT: GOOD})
-    ticks = iter([0.0, 1.0, artifact.DEADLINE + 1])  # start, compare, then the run list: too late
+    ticks = iter([0.0, 1.0, DEADLINE + 1])  # start, compare, then the run list: too late
     outcome = resolve_baseline(
         settings_for(fake_github), make_client(TOKEN, fake_github.url), 7, datetime.now(UTC), payload=PAYLOAD,
         clock=lambda: next(ticks),

@@ -21,7 +21,8 @@ from leaderboard.action.settings import SettingsError, parse_settings
 from leaderboard.config import parse_config
 from leaderboard.loading import load_runs
 from leaderboard.pipeline import evaluate
-from leaderboard.report.comparison import comparison_dict, rule_text
+from leaderboard.report.comparison_json import comparison_dict
+from leaderboard.report.comparison_method import rule_text
 from leaderboard.report.document import render_report
 from leaderboard.report.json_report import render_json
 from leaderboard.report.reasons import reason_text

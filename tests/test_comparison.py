@@ -20,15 +20,9 @@ from test_rendering import HOSTILE, cells_outside_code, gfm
 
 from leaderboard import EvalRun, analyse, load_runs
 from leaderboard.records import Reason, Why
-from leaderboard.report.comparison import (
-    comparison_dict,
-    comparison_markdown,
-    headline,
-    rule_text,
-    shown_interval,
-    utf16_length,
-    verdict_text,
-)
+from leaderboard.report.comparison import comparison_markdown, headline, shown_interval, utf16_length, verdict_text
+from leaderboard.report.comparison_json import comparison_dict
+from leaderboard.report.comparison_method import rule_text
 from leaderboard.report.json_report import render_json, report_dict
 from leaderboard.stats.comparison import Comparison, ModelChange, compare
 
@@ -325,6 +319,19 @@ def test_the_headline_says_when_nothing_changed(example: list[EvalRun]) -> None:
         "<details><summary>Compared with the base branch: No detectable change in any of 6 models"
     )
     assert section.endswith("</details>") and section.count("<details>") == 1
+    assert section.count("No detectable change in any of 6 models") == 1  # the summary, not again inside
+
+
+def test_under_the_outcome_line_the_section_does_not_repeat_its_counts_but_names_models_it_could_not_compare(
+    example: list[EvalRun],
+) -> None:
+    pr = shifted(example, "intfloat/e5-base-v2", -0.03)
+    renamed = [dataclasses.replace(r, task_id=f"new-{r.task_id}") if r.model_id == "BAAI/bge-large-en-v1.5" else r
+               for r in pr]  # fmt: skip
+    text = comparison_markdown(cmp(example, renamed), "**Baseline:** `main` @ abc.", stated=False)
+    assert "model regressed" not in text
+    assert "**Baseline:** `main` @ abc.\n\n1 model in both runs shares no task with the baseline: not compared." in text
+    assert "| `intfloat/e5-base-v2` |" in text
 
 
 def test_no_detectable_change_never_says_how_many_tasks_would_detect_it() -> None:
@@ -431,7 +438,8 @@ def test_the_cli_compares_with_baseline_files_and_fails_on_regression_only_when_
     assert "\n\n**`Qwen/Qwen3-Embedding-0.6B` is best**" in plain.stdout
     assert "\n\n### Compared with the baseline\n\n**Baseline:** " in plain.stdout
     assert plain.stdout.index("### Compared with the baseline") < plain.stdout.index("| Rank |")
-    assert "**1 model regressed**, 5 no detectable change." in plain.stdout
+    # The outcome line says the regression; the section's rows and collapsed block say the rest, once.
+    assert "model regressed" not in plain.stdout and "5 models with no detectable change" in plain.stdout
     assert "| `intfloat/e5-base-v2` | 62.7% | 60.7% | −2.0 [" in plain.stdout
     assert "| Rank | Model | Mean | 95% CI | vs next | Win rate | Tasks |" in plain.stdout  # the leaderboard follows
     assert json.loads(out.read_text())["baseline"]["regressed_models"] == ["intfloat/e5-base-v2"]
@@ -442,7 +450,7 @@ def test_the_cli_compares_with_baseline_files_and_fails_on_regression_only_when_
     assert line in gated.stderr
 
     tolerated = cli(str(pr), "--baseline", str(EXAMPLE), "--fail-on-regression", "--regression-tolerance", "0.05")
-    assert tolerated.returncode == 0 and "lower within the tolerance" in tolerated.stdout
+    assert tolerated.returncode == 0 and "⚠️ lower, within the tolerance" in tolerated.stdout
 
 
 def test_the_cli_refuses_a_bad_tolerance_and_a_gate_without_a_baseline() -> None:

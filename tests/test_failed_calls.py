@@ -2,27 +2,11 @@
 
 from __future__ import annotations
 
-import numpy as np
+from generators import equal_models_a_failing_the_hardest
 
 from leaderboard import EvalRun, analyse
 from leaderboard.pipeline import Options, run
 from leaderboard.report.failures import failures_markdown
-
-
-def equal_models_a_failing_the_hardest(seed: int, n: int = 200, share: float = 0.3) -> list[EvalRun]:
-    """Two models of the same skill; A's calls fail (``error`` set, no score) on the hardest ``share`` of tasks."""
-    rng = np.random.default_rng(seed)
-    difficulty = rng.uniform(0.0, 1.0, n)
-    hardest = difficulty >= np.quantile(difficulty, 1.0 - share)
-    runs = []
-    for model in ("A", "B"):
-        scores = np.clip(1.0 - difficulty + rng.normal(0.0, 0.1, n), 0.0, 1.0)
-        for t in range(n):
-            if model == "A" and hardest[t]:
-                runs.append(EvalRun(model, f"t{t:03d}", "acc", None, error="timeout"))
-            else:
-                runs.append(EvalRun(model, f"t{t:03d}", "acc", float(scores[t])))
-    return runs
 
 
 def test_a_model_failing_the_hardest_tasks_does_not_rank_first_more_than_chance() -> None:

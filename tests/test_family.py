@@ -20,10 +20,12 @@ from leaderboard.action.settings import DEFAULTS
 from leaderboard.config import parse_config
 from leaderboard.options import INPUTS
 from leaderboard.pipeline import evaluate, parameters
-from leaderboard.report.comparison import comparison_dict, comparison_markdown, rule_text
+from leaderboard.report.comparison import comparison_markdown
+from leaderboard.report.comparison_json import comparison_dict
+from leaderboard.report.comparison_method import rule_text
 from leaderboard.report.document import render_report
 from leaderboard.report.json_report import report_dict
-from leaderboard.report.reasons import needed_words, reason_text
+from leaderboard.report.reasons import reason_text
 from leaderboard.stats.comparison import compare
 from leaderboard.stats.family import (
     adjust,
@@ -203,15 +205,6 @@ def test_one_model_that_drops_five_points_among_twenty_is_flagged_on_2000_binary
 
 
 # --- power, said honestly -----------------------------------------------------------------------
-
-
-def test_an_estimate_of_tasks_at_or_below_those_shared_is_never_printed() -> None:
-    assert needed_words(40, 50) == "its 50 shared tasks are not enough at this level"
-    assert needed_words(50, 50) == "its 50 shared tasks are not enough at this level"
-    assert needed_words(51, 50) == "about 51 tasks would tell"
-    assert needed_words(None, 50) is None
-    assert needed_words(50, 50, short=True) == "50 shared tasks not enough"
-    assert needed_words(51, 50, short=True) == "~51 tasks would tell"
 
 
 def test_the_detectable_difference_is_computed_at_the_level_in_force_after_the_correction() -> None:

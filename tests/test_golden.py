@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE, ROOT, SWEBENCH, swebench_with_a_drop
+from conftest import EXAMPLE, ROOT, SWEBENCH
+from generators import swebench_with_a_drop
 
 GOLDEN = ROOT / "tests" / "golden" / "documents"
 UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
@@ -26,7 +27,8 @@ def cases(tmp: Path) -> dict[str, list[str]]:
         "example": [str(EXAMPLE)],
         "swebench": [str(SWEBENCH)],
         "baseline-gate": [
-            str(swebench_with_a_drop(tmp / "head.jsonl")), "--baseline", str(SWEBENCH), "--fail-on-regression",
+            str(swebench_with_a_drop(SWEBENCH, tmp / "head.jsonl")), "--baseline", str(SWEBENCH),
+            "--fail-on-regression",
         ],
         "required": [str(EXAMPLE), "--required-tasks", "ArguAna,STS1*", "--required-score", "0.6"],
         "composite": [str(AGENT / "runs.jsonl"), "--config", str(AGENT / "leaderboard.yml")],

@@ -183,3 +183,19 @@ def test_the_history_never_reads_more_runs_than_asked(workspace: Path, fake_gith
     assert "History:" not in comment(fake_github)  # the two asked for were both read
     zips = [r for r in fake_github.api_calls() if r.path.endswith("/zip")]
     assert len(zips) == 2  # the baseline's (the newest run, read once) and the one before it
+
+
+def test_a_skipped_run_is_counted_by_the_code_set_where_it_was_skipped_whatever_its_words_say(
+    workspace: Path, fake_github: FakeGitHub
+) -> None:
+    # The artifact's name is in every reason given: a name saying "expired" must not make a hostile run expired.
+    name = "results-never-expired"
+    for k in range(3):
+        files = {"results/run.jsonl": records(k)}
+        if k == 1:
+            files["../../outside.jsonl"] = "{}\n"
+        fake_github.add_run(sha(k), created_at=ago(3 - k), artifacts={name: make_zip(files)})
+    fake_github.merge_bases[(BASE, HEAD)] = sha(2)
+    result = run(workspace, fake_github, baseline_artifact=name, history="3")
+    coverage = report(workspace, result)["history"]["coverage"]
+    assert (coverage["read"], coverage["skipped"]) == (2, {"invalid": 1})

@@ -23,7 +23,6 @@ from leaderboard.report.history import (
     no_history_line,
     noise_amount,
     noise_cell,
-    noise_words,
     outside_sentence,
     partial_history_line,
     range_text,
@@ -179,14 +178,6 @@ def test_no_chart_without_a_model_in_every_run() -> None:
 
 
 # --- words ----------------------------------------------------------------------------------------------
-
-
-def test_the_noise_line_gives_the_run_to_run_spread_in_points() -> None:
-    noise = Noise(runs=10, rms_change=0.008, largest_change=0.02, sd=0.006, low=0.7, high=0.72)
-    assert noise_words(noise, "main") == "±0.8 pts run to run on `main`"
-    assert noise_words(Noise(10, 0.0002, 0.0, 0.0, 0.7, 0.7), "main") == "±0.02 pts run to run on `main`"
-    assert noise_words(Noise(10, 0.0, 0.0, 0.0, 0.7, 0.7), "main") == "the same mean every run on `main`"
-    assert noise_words(None, "main") is None
 
 
 def test_under_a_change_the_noise_is_in_the_changes_units_and_in_the_trend_table_in_points() -> None:

@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 from leaderboard import EvalRun, analyse
-from leaderboard.report.comparison import comparison_dict, rule_text, verdict_text
+from leaderboard.report.comparison import verdict_text
+from leaderboard.report.comparison_json import comparison_dict
+from leaderboard.report.comparison_method import rule_text
 from leaderboard.report.document import render_report
 from leaderboard.report.json_report import render_json
 from leaderboard.report.reasons import detectable_sentence, reason_text

@@ -9,7 +9,8 @@ from conftest import run
 from test_action import run_action
 
 from leaderboard import EvalRun
-from leaderboard.report.comparison import comparison_dict, headline
+from leaderboard.report.comparison import headline
+from leaderboard.report.comparison_json import comparison_dict
 from leaderboard.stats.comparison import compare
 
 

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import DROPPING, EXAMPLE, ROOT, SWEBENCH, run, swebench_with_a_drop
+from conftest import EXAMPLE, ROOT, SWEBENCH, run
+from generators import DROPPING, swebench_with_a_drop
 
 from leaderboard.cli import main as cli_main
 from leaderboard.pipeline import Options
@@ -77,7 +78,8 @@ def cases(tmp: Path) -> dict[str, list[str]]:
         "example": [str(EXAMPLE)],
         "swebench": [str(SWEBENCH)],
         "regression-gate": [
-            str(swebench_with_a_drop(tmp / "head.jsonl")), "--baseline", str(SWEBENCH), "--fail-on-regression",
+            str(swebench_with_a_drop(SWEBENCH, tmp / "head.jsonl")), "--baseline", str(SWEBENCH),
+            "--fail-on-regression",
         ],
         "green-gate": [str(SWEBENCH), "--baseline", str(SWEBENCH), "--fail-on-regression"],
         "required": [str(EXAMPLE), "--required-tasks", "ArguAna,STS1*", "--required-score", "0.6"],
@@ -214,8 +216,8 @@ def test_related_tasks_that_would_change_the_claims_are_said_in_the_answer() -> 
     assert check is not None and check.claims_differ and check.difference_design_effect >= 2.0
     sections = plan(outcome)
     body = comment_body(
-        outcome.board, key="k", title="Evals", run_url=None, sections=sections.comment, lead=sections.lead,
-        outcome=sections.outcome, method=sections.method,
+        outcome.board, key="k", title="Evals", run_url=None, sections=sections.comment,
+        framing=sections.framing,
     ).text  # fmt: skip
     assert "⚠ Tasks in a category move together" in first_line(body)
 
@@ -268,8 +270,8 @@ def test_500_models_fit_one_comment_with_the_outcome_the_top_group_and_every_cha
     outcome = pipeline_run(Options(b=400, fail_on_regression=True), pr, baseline=base)
     sections = plan(outcome, baseline=Compared("**Baseline:** `main`."))
     body = comment_body(
-        outcome.board, key="k", title="Evals", run_url=None, sections=sections.comment, lead=sections.lead,
-        outcome=sections.outcome, method=sections.method,
+        outcome.board, key="k", title="Evals", run_url=None, sections=sections.comment,
+        framing=sections.framing,
     ).text  # fmt: skip
     assert comment_length(body) <= COMMENT_LIMIT
     assert first_line(body).startswith("❌ **40 regressions** — this check fails: ")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from generators import differences, exact_p, spread_suite
 
 from leaderboard import EvalRun, analyse
 from leaderboard.cli import main as cli_main
@@ -19,32 +20,10 @@ from leaderboard.stats.significance import (
     EXACT,
     EXACT_MAX_NONZERO,
     SADDLEPOINT,
-    _exact,
     holm,
-    quantised,
     scaled_rows,
     sign_flip_test,
 )
-
-
-def spread_suite(models: int, tasks: int, seed: int, binary: bool = False) -> list[EvalRun]:
-    """True means evenly over 0.40-0.80, each task shifting every model alike (the large-suite design)."""
-    rng = np.random.default_rng(seed)
-    means = np.linspace(0.40, 0.80, models)
-    if binary:
-        scores = (rng.random((models, tasks)) < means[:, None]).astype(float)
-    else:
-        noise = rng.normal(0.0, 0.1, tasks)[None, :] + 0.15 * rng.standard_normal((models, tasks))
-        scores = np.clip(means[:, None] + noise, 0.0, 1.0)
-    return [
-        EvalRun(f"m{m:02d}", f"t{t:05d}", "score", float(scores[m, t])) for m in range(models) for t in range(tasks)
-    ]
-
-
-def exact_p(d: np.ndarray) -> float:
-    """The exact enumeration of significance.py run past its usual limit (meet in the middle)."""
-    q = quantised(scaled_rows(d[None, :]))
-    return float(_exact(q, (np.sign(d).astype(np.int64) * q).sum(axis=1))[0])
 
 
 def importance_sampled_p(d: np.ndarray, draws: int, rng: np.random.Generator) -> tuple[float, float]:
@@ -60,21 +39,6 @@ def importance_sampled_p(d: np.ndarray, draws: int, rng: np.random.Generator) ->
     sums = signs @ v
     weight = np.exp(log_cosh.sum() - t * sums) * (sums >= s - 1e-9)
     return 2.0 * float(weight.mean()), 2.0 * float(weight.std() / math.sqrt(draws))
-
-
-def differences(kind: str, k: int, rng: np.random.Generator) -> np.ndarray:
-    """k non-zero per-task differences of one kind (rounding to 0.1 makes some 0: more are drawn)."""
-    shift = rng.uniform(0.0, 0.15)
-    size = 3 * k
-    if kind == "continuous":
-        d = rng.normal(shift, 0.2, size)
-    elif kind == "rounded":
-        d = np.round(rng.normal(shift, 0.2, size) * 10) / 10
-    elif kind == "rubric":
-        d = rng.choice([-1.0, -0.5, 0.5, 1.0], size, p=[0.25 - shift, 0.25 - shift, 0.25 + shift, 0.25 + shift])
-    else:  # heavy tails: a few differences dominate
-        d = rng.standard_t(2, size) * 0.1 + shift
-    return np.asarray(d[d != 0][:k])
 
 
 # --- large suites -------------------------------------------------------------------------------

@@ -3,34 +3,17 @@
 from __future__ import annotations
 
 import json
-import struct
 import tracemalloc
 import zlib
 from pathlib import Path
 
 import pytest
 import zstandard
+from generators import raw_zip
 
 from leaderboard.formats.ziplimits import BoundedZip, ZipLimitError, ZipLimits
 
 MiB = 2**20
-
-
-def raw_zip(members: list[tuple[str, int, bytes, int, int]]) -> bytes:
-    """A zip written by hand, so that its headers can say anything: (name, method, data, declared size, CRC)."""
-    out, central = bytearray(), bytearray()
-    for name, method, data, size, crc in members:
-        encoded = name.encode()
-        offset = len(out)
-        out += struct.pack("<4s5H3L2H", b"PK\x03\x04", 63, 0, method, 0, 0, crc, len(data), size, len(encoded), 0)
-        out += encoded + data
-        central += struct.pack(
-            "<4s6H3L5H2L", b"PK\x01\x02", 63, 63, 0, method, 0, 0, crc, len(data), size, len(encoded), 0, 0, 0, 0,
-            0, offset,
-        )  # fmt: skip
-        central += encoded
-    end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, len(members), len(members), len(central), len(out), 0)
-    return bytes(out + central + end)
 
 
 def deflated(data: bytes) -> bytes:

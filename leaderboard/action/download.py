@@ -14,6 +14,7 @@ import requests
 import urllib3
 
 from ..baseline import NoBaseline
+from ..stats.history import MISSING, OVER_BUDGET, TIMED_OUT, SkipReason
 from . import github_api
 from .deadline import DeadlineExceeded, time_limit
 
@@ -25,12 +26,18 @@ RETRY_FIX = "re-run the job; if it keeps happening, check https://www.githubstat
 
 
 class Missing(Exception):
-    """Control flow: looking for the baseline (or downloading it) ends with a NoBaseline saying why."""
+    """Control flow: looking for the baseline (or downloading it) ends with a NoBaseline saying why.
 
-    def __init__(self, reason: str, fix: str, quiet: bool = False, *, denied: bool = False) -> None:
+    ``skip``: how the history counts a run whose artifact this stopped (the words are the documents').
+    """
+
+    def __init__(
+        self, reason: str, fix: str, quiet: bool = False, *, denied: bool = False, skip: SkipReason = MISSING
+    ) -> None:
         super().__init__(reason)
         self.outcome = NoBaseline(reason, fix, quiet)
         self.denied = denied  # GitHub refused the token (401, 403 or 404 without a rate limit)
+        self.skip = skip
 
 
 class _NoCredentials(requests.auth.AuthBase):
@@ -75,7 +82,7 @@ def fetch_without_credentials(url: str, target: Path, *, limit: int = MAX_ZIP_BY
             with time_limit(deadline):
                 _stream(session, url, target, limit)
         except DeadlineExceeded as exc:
-            raise Missing(f"the artifact's download took more than {deadline:g} s", fix) from exc
+            raise Missing(f"the artifact's download took more than {deadline:g} s", fix, skip=TIMED_OUT) from exc
         except requests.RequestException as exc:
             raise Missing(f"downloading the artifact from its storage failed ({type(exc).__name__})", fix) from exc
 
@@ -88,12 +95,12 @@ def _stream(session: requests.Session, url: str, target: Path, limit: int) -> No
         declared = response.headers.get("Content-Length")
         if declared and declared.isdigit() and int(declared) > limit:
             raise Missing(f"the artifact's zip is {declared} bytes, more than the {limit} allowed",
-                           "upload only the EvalRun files in it")  # fmt: skip
+                          "upload only the EvalRun files in it", skip=OVER_BUDGET)  # fmt: skip
         size = 0
         with open(target, "wb") as out:
             for chunk in response.iter_content(chunk_size=256 * 1024):
                 size += len(chunk)
                 if size > limit:
                     raise Missing(f"the artifact's zip is more than the {limit} bytes allowed",
-                                   "upload only the EvalRun files in it")  # fmt: skip
+                                  "upload only the EvalRun files in it", skip=OVER_BUDGET)  # fmt: skip
                 out.write(chunk)

@@ -22,12 +22,12 @@ from github import Github
 from ..records import EvalRun
 from ..stats.history import (
     EXPIRED,
-    INVALID,
     MISSING,
     OVER_BUDGET,
     TIMED_OUT,
     Earlier,
     RunScores,
+    SkipReason,
     coverage_of,
     run_scores,
 )
@@ -89,12 +89,12 @@ def _read(
         reason = missing.outcome.reason
         coverage = coverage_of(wanted, 0, 0, {}, denied=missing.denied, failed=None if missing.denied else reason)
         return HistoryLookup(Earlier((), coverage, branch), (f"history: {reason}",))
-    skipped: dict[str, int] = {}
+    skipped: dict[SkipReason, int] = {}
     notes: list[str] = []
     read: list[RunScores] = []
     budget = MAX_HISTORY_ZIP_BYTES
 
-    def skip(reason: str, run_sha: str, why: str) -> None:
+    def skip(reason: SkipReason, run_sha: str, why: str) -> None:
         skipped[reason] = skipped.get(reason, 0) + 1
         notes.append(f"history: the run at {run_sha[:7]} skipped: {why}")
 
@@ -120,25 +120,9 @@ def _read(
             budget -= size
             records, _ = lookup.download(artifact, branch)
         except Missing as missing:
-            skip(_kind(missing), run.head_sha, missing.outcome.reason)
+            skip(missing.skip, run.head_sha, missing.outcome.reason)
             continue
         read.append(run_scores(run.head_sha, date, records))
     read.reverse()  # oldest first, as the summary reads them
     coverage = coverage_of(wanted, len(runs), len(read), skipped)
     return HistoryLookup(Earlier(tuple(read), coverage, branch), tuple(notes))
-
-
-def _kind(missing: Missing) -> str:
-    """Why a run's artifact was not read, as the coverage counts it, from what the lookup said."""
-    reason = missing.outcome.reason
-    if "expired" in reason:
-        return EXPIRED
-    if missing.denied or reason.startswith("GitHub refused"):
-        return MISSING
-    if "in time" in reason or "within" in reason or "took more than" in reason:
-        return TIMED_OUT
-    if "bytes" in reason and "more than" in reason:
-        return OVER_BUDGET
-    if "refused" in reason or "invalid" in reason or "holds no" in reason:
-        return INVALID  # a hostile or broken artifact, as a baseline's would be
-    return MISSING

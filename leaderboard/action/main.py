@@ -1,31 +1,24 @@
 """The GitHub Action: a thin shell that loads, analyses, renders and publishes.
 
 Computing (load, analyse, render) is the library's; this module only reads the
-runner's environment, writes the files and outputs a later step reads, and
-hands the comment to :mod:`leaderboard.action.github_api`.
+runner's environment, has the files a later step reads written (:mod:`leaderboard.action.documents`),
+sets the outputs, and hands the comment to :mod:`leaderboard.action.publish`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
-import sys
-import tempfile
 import traceback
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
-
-from github import Github
+from typing import Any
 
 from ..baseline import Baseline, NoBaseline
 from ..config import Config, read_config
 from ..formats import Session, comment_note, load_summary
-from ..formats.parquet import export as export_parquet
 from ..loading import load_runs
 from ..options import INPUTS
 from ..pipeline import Options, run
@@ -36,7 +29,6 @@ from ..report.document import (
     SUMMARY_LIMIT,
     Commit,
     comment_body,
-    full_markdown,
     log_text,
     problems_markdown,
     rejected_body,
@@ -45,26 +37,19 @@ from ..report.document import (
 from ..report.failures import failures_line
 from ..report.formatting import score_format
 from ..report.history import flaky_tasks_output
-from ..report.json_report import write_json
 from ..report.markdown import md_text
-from ..report.plan import BASELINE_TITLE, Compared, Missing, Plan, files_described, plan
+from ..report.plan import BASELINE_TITLE, Compared, Missing, files_described, plan
 from ..required import UnmatchedPatterns
-from ..stats.aggregation import Leaderboard
 from ..stats.history import Earlier
 from ..validation import InvalidEvalRuns, Problem, printable
 from .baseline import resolve_baseline
+from .documents import export_records, write_documents
 from .event import head_sha, pull_request_number
-from .github_api import (
-    CommentOutcome,
-    CommentRefused,
-    CommentThread,
-    GitHubUnavailable,
-    TokenRejected,
-    make_client,
-)
+from .github_api import make_client
 from .history import resolve_history
-from .outputs import Content, OutputRefused, copy_inside, key_directory, write_inside
-from .redact import hidden
+from .outputs import OutputRefused
+from .publish import STALE, ClientFactory, publish
+from .redact import hidden, log_redacted
 from .settings import Settings, SettingsError, parse_settings
 from .verdicts import (
     regression_gate,
@@ -76,25 +61,7 @@ from .verdicts import (
 )
 from .workflow import add_mask, annotate, append_summary, commands_stopped, set_outputs
 
-ClientFactory = Callable[[str, str], Github]
-OUTPUT_DIR = ".leaderboard"
 MAX_SUMMARY_PROBLEMS = 2_000
-
-REFUSED_HELP = (
-    "GitHub refused to write the leaderboard comment ({reason}). The token needs "
-    "`permissions: pull-requests: write` in the workflow. A pull request from a fork gets a read-only "
-    "token whatever the workflow asks: run this action from a separate `workflow_run` workflow with "
-    "`pr-number` set (see the fork recipe in docs/inputs.md). The leaderboard is in this job's summary."
-)
-NOT_FOUND_HELP = (
-    "GitHub found no pull request #{number} in {repository} for this token ({reason}): check `pr-number` "
-    "if it is set, and that the token can see the repository. No comment was written."
-)
-TOKEN_HELP = (
-    "GitHub does not accept the token ({reason}): check the `github-token` input (an expired or revoked "
-    "token, or a secret that is not set). No comment was written{stale}."
-)
-STALE = "; a leaderboard comment already on the PR, if any, still shows an earlier run"
 
 
 def main(environ: Mapping[str, str] | None = None, *, client_factory: ClientFactory = make_client) -> int:
@@ -102,38 +69,8 @@ def main(environ: Mapping[str, str] | None = None, *, client_factory: ClientFact
     env = os.environ if environ is None else environ
     token = env.get("INPUT_GITHUB-TOKEN", "").strip()
     add_mask(token)
-    with _redacted(token), hidden(token):  # the log, and every document and output
+    with log_redacted(token), hidden(token):  # the log, and every document and output
         return _guarded(env, client_factory, token)
-
-
-class _Redactor(io.TextIOBase):
-    """A stream that replaces the token, so that no message (a server's echo included) can show it."""
-
-    def __init__(self, inner: TextIO, secret: str) -> None:
-        self._inner = inner
-        self._secret = secret
-
-    def write(self, text: str) -> int:
-        self._inner.write(text.replace(self._secret, "***"))
-        return len(text)
-
-    def flush(self) -> None:
-        self._inner.flush()
-
-
-@contextlib.contextmanager
-def _redacted(token: str) -> Iterator[None]:
-    if not token:
-        yield
-        return
-    saved = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = _Redactor(sys.stdout, token), _Redactor(sys.stderr, token)
-    try:
-        yield
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        sys.stdout, sys.stderr = saved
 
 
 def _guarded(env: Mapping[str, str], client_factory: ClientFactory, token: str) -> int:
@@ -215,9 +152,7 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
             title=settings.title,
             commit=commit,
             sections=sections.summary,
-            lead=sections.lead,
-            outcome=sections.outcome,
-            method=sections.method,
+            framing=sections.framing,
         )
         written = bool(settings.summary_path)  # appended below, once the files are written
         body = comment_body(
@@ -227,13 +162,11 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
             run_url=settings.run_url,
             commit=commit,
             sections=sections.comment,
-            lead=sections.lead,
-            outcome=sections.outcome,
-            method=sections.method,
+            framing=sections.framing,
             summary=summary if written else None,  # so the comment says truly what the summary holds
         ).text
-        report, markdown = _write_files(settings, board, comment=body, commit=commit, sections=sections)
-        _export(settings, runs)
+        report, markdown = write_documents(settings, board, comment=body, commit=commit, sections=sections)
+        export_records(settings, runs)
         outputs = {
             "report": report,
             "markdown": markdown,
@@ -254,7 +187,7 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
                 print(failed_line)
         print(f"{board.n_models} models, {board.n_tasks} tasks, {board.n_runs} runs.")
         with commands_stopped(settings.on_runner):
-            print(log_text(board, lead=sections.lead))
+            print(log_text(board, framing=sections.framing))
             if result is not None:  # model ids are data
                 # On one line each, escapes shown: an id's newline or ANSI sequence must not forge or paint a line.
                 top = printable(result.top_model) if result.top_model else "(none: every model is disqualified)"
@@ -275,7 +208,7 @@ def _leaderboard(settings: Settings, client_factory: ClientFactory) -> int:
         elif settings.comment == "off":
             print("comment: off — no PR comment written.")
         else:
-            posted, status = _publish(settings, number, client_factory, lambda t: t.upsert(body), stale=STALE)
+            posted, status = publish(settings, number, client_factory, lambda t: t.upsert(body), stale=STALE)
             if posted is not None and posted.comment_id is not None:
                 outputs["comment-id"] = str(posted.comment_id)
                 outputs["comment-url"] = posted.url or ""
@@ -330,53 +263,6 @@ def _commit(settings: Settings, event: dict[str, Any]) -> Commit | None:
     return Commit(sha, url)
 
 
-def _write_files(
-    settings: Settings, board: Leaderboard, *, comment: str, commit: Commit | None, sections: Plan
-) -> tuple[str, str]:
-    """The JSON report, the full markdown and the exact comment body, under the workspace, never through a link.
-
-    The paths returned are relative to the workspace: the container sees it at
-    /github/workspace, later steps on the runner elsewhere, and both resolve these.
-    """
-    directories = (OUTPUT_DIR, key_directory(settings.comment_key))
-
-    def report(handle: TextIO) -> None:
-        write_json(board, handle, **sections.report)
-
-    files: dict[str, Content] = {
-        # Streamed: at millions of pairs the report is over a gigabyte, which a string would hold twice.
-        "report.json": report,
-        "leaderboard.md": full_markdown(
-            board,
-            title=settings.title,
-            commit=commit,
-            sections=sections.full,
-            lead=sections.lead,
-            outcome=sections.outcome,
-            method=sections.method,
-        ),
-        "comment.md": comment,
-    }
-    write_inside(settings.workspace, directories, files)
-    relative = "/".join(directories)
-    return f"{relative}/report.json", f"{relative}/leaderboard.md"
-
-
-def _export(settings: Settings, runs: Sequence[EvalRun]) -> None:
-    """The ``export-parquet`` file: written outside the workspace, then copied in without following a link."""
-    if settings.export_parquet is None:
-        return
-    with tempfile.TemporaryDirectory(prefix="leaderboard-") as folder:
-        staged = os.path.join(folder, "records.parquet")
-        failure = export_parquet(runs, staged, shown=settings.export_parquet)
-        if failure is not None:
-            raise OutputRefused(
-                settings.export_parquet, failure.removeprefix(f"cannot write {settings.export_parquet}: ")
-            )
-        copy_inside(settings.workspace, settings.export_parquet, staged)
-    print(f"Records as Parquet: {settings.export_parquet}")
-
-
 def _event(settings: Settings) -> dict[str, Any]:
     """The event payload ({} with a warning when it cannot be read)."""
     payload: Any = {}
@@ -390,60 +276,6 @@ def _event(settings: Settings) -> dict[str, Any]:
 
 def _pull_request(settings: Settings, event: dict[str, Any]) -> int | None:
     return pull_request_number(settings.event_name, event, settings.pr_number)
-
-
-def _publish(
-    settings: Settings,
-    number: int,
-    client_factory: ClientFactory,
-    act: Callable[[CommentThread], CommentOutcome],
-    *,
-    stale: str,
-) -> tuple[CommentOutcome | None, int]:
-    """Do ``act`` on the PR's comment thread; (outcome, exit status).
-
-    ``stale`` ends the message of a failure that leaves the comment as it was.
-    """
-    if not settings.github_token:
-        annotate("warning", "input 'github-token' is empty: no PR comment written.", title="Leaderboard comment")
-        return None, 0
-    if not settings.repository:
-        annotate("error", "GITHUB_REPOSITORY is not set: cannot tell which repository the PR is in.")
-        return None, 1
-    try:
-        thread = CommentThread(
-            client_factory(settings.github_token, settings.api_url),
-            settings.repository,
-            number,
-            settings.comment_key,
-        )
-        outcome = act(thread)
-    except TokenRejected as exc:
-        annotate("error", TOKEN_HELP.format(reason=str(exc), stale=stale), title="Leaderboard comment not written")
-        return None, 1
-    except CommentRefused as exc:
-        if exc.status == 404:
-            help_text = NOT_FOUND_HELP.format(number=number, repository=settings.repository, reason=str(exc))
-            annotate("error", help_text, title="Leaderboard comment not written")
-            return None, 1
-        annotate("warning", REFUSED_HELP.format(reason=str(exc)), title="Leaderboard comment not written")
-        return None, 0
-    except GitHubUnavailable as exc:
-        annotate("error", f"could not update the PR comment: {exc}{stale}.", title="GitHub API")
-        return None, 1
-    what = {
-        "created": "Created",
-        "updated": "Updated",
-        "recreated": "Re-created",
-        "unchanged": "Unchanged",
-        "absent": "No",
-    }[outcome.action]
-    print(f"{what} leaderboard comment{f' {outcome.url}' if outcome.url else ''} on PR {number}.")
-    if outcome.action == "recreated":
-        print("The leaderboard comment was deleted while this run updated it, so it was posted again.")
-    if outcome.duplicates_deleted:
-        print(f"Deleted {outcome.duplicates_deleted} duplicate leaderboard comment(s) of this action.")
-    return outcome, 0
 
 
 def _reject(
@@ -485,7 +317,7 @@ def _reject(
             problems, key=settings.comment_key, title=settings.title, run_url=settings.run_url, what=what
         )
         stale = "; a leaderboard comment already on the PR, if any, was left as it was and is now stale"
-        outcome, _ = _publish(settings, number, client_factory, lambda t: t.replace_existing(body), stale=stale)
+        outcome, _ = publish(settings, number, client_factory, lambda t: t.replace_existing(body), stale=stale)
         if outcome is not None and outcome.comment_id is not None:
             outputs = {"comment-id": str(outcome.comment_id), "comment-url": outcome.url or ""}
     _best_effort("writing the step outputs", lambda: set_outputs(settings.output_path, outputs))

@@ -3,14 +3,16 @@
 A secret can reach a document by many paths (a server's error message that echoes the token,
 an exception's text, a file name); rather than clean each path, every place that writes or
 publishes text passes it through :func:`redacted`, and the log through the runner's mask and
-the action's own stream filter. The secrets are those registered by :func:`hidden` for the
+the action's own stream filter (:func:`log_redacted`). The secrets are those registered by :func:`hidden` for the
 duration of a run.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import re
+import sys
 from collections.abc import Iterator
 from typing import TextIO
 
@@ -73,3 +75,34 @@ class RedactingWriter:
         """Write what is held back (the stream itself stays open: its owner closes it)."""
         self._inner.write(self._held)
         self._held = ""
+
+
+class _LogRedactor(io.TextIOBase):
+    """A stream that replaces the token, so that no message (a server's echo included) can show it."""
+
+    def __init__(self, inner: TextIO, secret: str) -> None:
+        self._inner = inner
+        self._secret = secret
+
+    def write(self, text: str) -> int:
+        self._inner.write(text.replace(self._secret, "***"))
+        return len(text)
+
+    def flush(self) -> None:
+        self._inner.flush()
+
+
+@contextlib.contextmanager
+def log_redacted(token: str) -> Iterator[None]:
+    """Within this block, the token is replaced in whatever reaches stdout and stderr (the step's log)."""
+    if not token:
+        yield
+        return
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _LogRedactor(sys.stdout, token), _LogRedactor(sys.stderr, token)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        sys.stdout, sys.stderr = saved

@@ -1,4 +1,5 @@
-"""The comparison with the baseline as a markdown section, and as the JSON report's ``baseline``.
+"""The comparison with the baseline as a markdown section (its JSON is :mod:`.comparison_json`, its method
+paragraph :mod:`.comparison_method`).
 
 Numbers follow the documents' rules (:mod:`leaderboard.report.formatting`), three decimals, signed Δ:
 
@@ -26,13 +27,11 @@ from collections.abc import Callable, Mapping, Sequence
 
 from ..records import Why
 from ..stats.comparison import Comparison, ModelChange
-from ..stats.significance import min_tasks
 from ..validation import printable
 from .formatting import (
     DASH,
     count,
     delta_unit,
-    detectable_dict,
     difference,
     labels,
     no_interval,
@@ -41,7 +40,7 @@ from .formatting import (
     signed,
 )
 from .markdown import md_code
-from .reasons import detectable_sentence, p_text, reason_text
+from .reasons import p_text, reason_text
 
 TITLE = "Compared with the base branch"
 QUIET_ROWS = 30  # rows with no detectable change shown in the comment (every change is shown)
@@ -156,72 +155,6 @@ def not_compared(comparison: Comparison) -> int:
     return sum(m.n_shared == 0 for m in comparison.models)
 
 
-def rule_text(comparison: Comparison) -> str:
-    """How a change is decided, for the method block (no markup: it sits in a paragraph of its own)."""
-    confidence = f"{(1.0 - comparison.alpha) * 100:.6g}%"
-    tolerance = (
-        f", and by more than the tolerance: the CI's upper {'bound' if comparison.one_sided else 'end'} below "
-        f"−{comparison.tolerance:g}"
-        if comparison.tolerance > 0
-        else ""
-    )
-    clustered = comparison.cluster_by != "none"
-    name = (
-        "cluster sign-flip test (the CR2 t-test where too few clusters leave it short of the level)"
-        if clustered
-        else "paired permutation test (exact or Monte Carlo)"
-    )
-    unit = "clusters" if clustered else "tasks"
-    if comparison.one_sided:
-        if comparison.family:
-            over = (
-                f"after Holm's step-down over the {_count(comparison.family)} "
-                f"model{'s' if comparison.family != 1 else ''} that can reach it"
-            )
-        else:
-            over = f"(no model shares enough {unit} for the test to reach it)"
-        test = (
-            f"the {name}, one-sided in the direction of Δ, gives p ≤ {comparison.alpha:g} {over} (drops and "
-            f"rises each a family: the chance of any false regression is at most {comparison.alpha:g}, and of "
-            "any false improvement too)"
-        )
-    else:
-        test = f"the {name} gives p ≤ {comparison.alpha:g} (two-sided, each model on its own: per-model claims)"
-    power = (
-        f" {detectable_sentence(comparison.detectable, 'change', name=lambda m: md_code(m, table=False))}"
-        if comparison.detectable is not None
-        else ""
-    )
-    if comparison.relabelled:
-        power += (
-            f" {_count(comparison.relabelled)} shared task{'s are' if comparison.relabelled != 1 else ' is'} in "
-            f"another {'category' if comparison.cluster_by == 'category' else 'cluster'} in the baseline: this "
-            "run's clusters are used."
-        )
-    if comparison.reweighted:
-        power += (
-            f" {_count(comparison.reweighted)} shared task{'s have' if comparison.reweighted != 1 else ' has'} "
-            "another weight in the baseline: this run's weights are used."
-        )
-    if clustered:
-        ci = f"CR2 cluster-robust CI over {comparison.clusters:,} clusters (by {comparison.cluster_by})"
-    else:
-        ci = f"paired bootstrap CI ({comparison.b} resamples, seed {comparison.seed})"
-    excludes = "the CI excludes 0"
-    if comparison.one_sided:
-        # The bound sits at the one-sided test's level: the two-sided interval at 1 - 2 alpha.
-        ci = f"{ci}, each end a one-sided {confidence} bound (the two-sided {interval_confidence(comparison)} interval)"
-        excludes = "the CI excludes 0 on Δ's side (a drop's upper bound below 0, a rise's lower bound above 0)"
-    else:
-        ci = f"{confidence} {ci}"
-    return (
-        f"**The baseline comparison**: Δ = this run − baseline, the mean over the tasks the model ran in both; "
-        f"{ci}, ends rounded outward. A change is detected when {excludes}, {test} and the model shares "
-        f"at least {min_tasks(comparison.alpha)} {unit}; a drop is a regression when it is detected{tolerance}. "
-        f"Means are over the shared tasks.{power}"
-    )
-
-
 def _tasks_cell(change: ModelChange) -> str:
     if change.base_tasks == change.n_shared and change.pr_tasks == change.n_shared:
         return _count(change.n_shared)
@@ -303,6 +236,7 @@ def _build(
     categories: str,
     elsewhere: str,
     noise: Mapping[str, str] | None = None,
+    stated: bool = True,
 ) -> str:
     rows = ordered(comparison)
     detected = [m for m in rows if m.significant]
@@ -324,11 +258,13 @@ def _build(
         )
     if not detected:
         # Nothing changed: the whole section is one collapsed line, so the answer above stays short.
-        body = [baseline_md, headline(comparison), table(rest[:quiet], comparison, noise) if rest[:quiet] else "", more]
+        # The <summary> is the headline: the body does not say it again.
+        body = [baseline_md, table(rest[:quiet], comparison, noise) if rest[:quiet] else "", more]
         body += ["\n".join(lines)] if lines else []
         summary = f"{html.escape(title, quote=False)}: {_summary_words(comparison)}"
         return f"<details><summary>{summary}</summary>\n\n" + "\n\n".join(p for p in body if p) + "\n\n</details>"
-    parts = [f"### {title}", baseline_md, headline(comparison)]
+    # With the outcome line above (every document's first line), the counts are said there and in the table.
+    parts = [f"### {title}", baseline_md, headline(comparison) if stated else _not_compared_line(comparison)]
     if detected[:changed]:
         parts.append(table(detected[:changed], comparison, noise))
     parts.append(quiet_block)
@@ -340,6 +276,15 @@ def _build(
         if block:
             parts.append(block)
     return "\n\n".join(p for p in parts if p)
+
+
+def _not_compared_line(comparison: Comparison) -> str:
+    """What the headline says beyond the outcome line: the models that share no task with their baseline."""
+    idle = not_compared(comparison)
+    if not idle:
+        return ""
+    share = "shares" if idle == 1 else "share"
+    return f"{count(idle, 'model')} in both runs {share} no task with the baseline: not compared."
 
 
 def _summary_words(comparison: Comparison) -> str:
@@ -357,9 +302,12 @@ def comparison_markdown(
     measure: Callable[[str], int] = utf16_length,
     elsewhere: str = "",
     noise: Mapping[str, str] | None = None,
+    stated: bool = True,
 ) -> str:
     """The section: title, the baseline (``describe_markdown``), a headline, the table, the rest.
 
+    ``stated=False``: the document's outcome line already gives the counts, so the open section does not
+    repeat them in a headline (only the models that share no task, which the outcome line does not name).
     Every detected change has a row; at most ``quiet_rows`` models with none do (None: all).
     With a ``limit`` (in ``measure`` units) the category block goes first, then the quiet rows,
     then rows of detected changes from the bottom; what is left out is counted and pointed at
@@ -372,6 +320,7 @@ def comparison_markdown(
         return _build(
             comparison, baseline_description_md, title,
             changed=changed, quiet=quiet_shown, categories=categories, elsewhere=elsewhere, noise=noise,
+            stated=stated,
         )  # fmt: skip
 
     text = build(detected, quiet, "shown")
@@ -396,125 +345,54 @@ def no_baseline_markdown(baseline_description_md: str, *, title: str = TITLE) ->
     return f"### {title}\n\n{baseline_description_md}\n\nNothing was compared; this does not fail the step."
 
 
-# --- the JSON report ----------------------------------------------------------------------------
-
-
-def _number(value: float) -> float | None:
-    return None if math.isnan(value) else value
-
-
-def comparison_dict(comparison: Comparison) -> dict[str, object]:
-    """The comparison for the JSON report's ``baseline`` key (full precision; NaN as null)."""
-    return {
-        "found": True,
-        "parameters": {
-            "alpha": comparison.alpha,
-            "bootstrap_samples": comparison.b,
-            "seed": comparison.seed,
-            "regression_tolerance": comparison.tolerance,
-            "correction": comparison.correction,
-            "one_sided": comparison.one_sided,
-            # [ci_lo, ci_hi]'s two-sided confidence: 1 - 2 alpha when each end is a one-sided 1 - alpha bound.
-            "ci_confidence": 1.0 - comparison.ci_alpha,
-            "level": comparison.level,
-            "min_shared_for_significance": min_tasks(comparison.alpha),
-        },
-        # The comparison's unit and weights (the leaderboard's).
-        "clustering": {
-            "cluster_by": comparison.cluster_by,
-            "clusters": comparison.clusters,
-            "task_weights": comparison.task_weights,
-            "relabelled": comparison.relabelled,
-            "reweighted": comparison.reweighted,
-        },
-        "detectable": detectable_dict(comparison.detectable),
-        "counts": {
-            "compared": len(comparison.models) - not_compared(comparison),
-            "not_compared": not_compared(comparison),
-            "family": comparison.family,
-            "regressed": comparison.count("regressed"),
-            "within_tolerance": comparison.count("within tolerance"),
-            "improved": comparison.count("improved"),
-            "no_detectable_change": comparison.count("no detectable change") - not_compared(comparison),
-            "unchanged": comparison.count("unchanged"),
-            "new_models": len(comparison.new_models),
-            "removed_models": len(comparison.removed_models),
-            "tasks_added": len(comparison.tasks_added),
-            "tasks_dropped": len(comparison.tasks_dropped),
-        },
-        "regressed_models": [m.model_id for m in comparison.regressions],
-        "improved_models": [m.model_id for m in comparison.improvements],
-        "models": [
-            {
-                "model_id": m.model_id,
-                "verdict": m.verdict,
-                "n_shared": m.n_shared,
-                "base_mean": _number(m.base_mean),
-                "pr_mean": _number(m.pr_mean),
-                "delta": _number(m.delta),
-                "ci_lo": _number(m.ci_lo),
-                "ci_hi": _number(m.ci_hi),
-                "p_value": _number(m.p_value),
-                "p_adjusted": _number(m.p_adjusted),
-                "test": m.test,
-                "reason": reason_text(m.reason) if m.reason else None,
-                "tasks_needed": m.tasks_needed,
-                "base_mean_all": m.base_mean_all,
-                "pr_mean_all": m.pr_mean_all,
-                "base_tasks": m.base_tasks,
-                "pr_tasks": m.pr_tasks,
-                "categories": {c.category: {"delta": c.delta, "n_shared": c.n_shared} for c in m.categories},
-                **(
-                    {"n_clusters": m.n_clusters, "clusters_needed": m.clusters_needed}
-                    if m.n_clusters is not None
-                    else {}
-                ),
-            }
-            for m in comparison.models
-        ],
-        "new_models": list(comparison.new_models),
-        "removed_models": list(comparison.removed_models),
-        "tasks_added": list(comparison.tasks_added),
-        "tasks_dropped": list(comparison.tasks_dropped),
-    }
-
-
-def no_baseline_dict(reason: str, fix: str) -> dict[str, object]:
-    """The JSON report's ``baseline`` when none was found."""
-    return {"found": False, "reason": reason, "fix": fix}
-
-
 # --- the section in each document -----------------------------------------------------------------
 
 
 def comment_section(
-    comparison: Comparison, baseline_description_md: str, *, title: str = TITLE, noise: Mapping[str, str] | None = None
+    comparison: Comparison,
+    baseline_description_md: str,
+    *,
+    title: str = TITLE,
+    noise: Mapping[str, str] | None = None,
+    stated: bool = True,
 ) -> str:
     """The section for the PR comment: every detected change, 30 other models, within its share of the limit."""
     return comparison_markdown(
         comparison, baseline_description_md, title=title, limit=COMMENT_SECTION_LIMIT, measure=utf16_length,
-        noise=noise,
+        noise=noise, stated=stated,
         elsewhere="the job summary lists every model; the JSON report (`report` output, key `baseline`) has "
         "every number.",
     )  # fmt: skip
 
 
 def summary_section(
-    comparison: Comparison, baseline_description_md: str, *, title: str = TITLE, noise: Mapping[str, str] | None = None
+    comparison: Comparison,
+    baseline_description_md: str,
+    *,
+    title: str = TITLE,
+    noise: Mapping[str, str] | None = None,
+    stated: bool = True,
 ) -> str:
     """The section for the job summary: every model, within its share of the summary's limit."""
     return comparison_markdown(
         comparison, baseline_description_md, title=title, quiet_rows=None, limit=SUMMARY_SECTION_LIMIT, noise=noise,
-        measure=lambda text: len(text.encode()),
+        stated=stated, measure=lambda text: len(text.encode()),
         elsewhere="the JSON report (`report` output, key `baseline`) has them.",
     )  # fmt: skip
 
 
 def full_section(
-    comparison: Comparison, baseline_description_md: str, *, title: str = TITLE, noise: Mapping[str, str] | None = None
+    comparison: Comparison,
+    baseline_description_md: str,
+    *,
+    title: str = TITLE,
+    noise: Mapping[str, str] | None = None,
+    stated: bool = True,
 ) -> str:
     """The section for the markdown file and the CLI: everything."""
-    return comparison_markdown(comparison, baseline_description_md, title=title, quiet_rows=None, noise=noise)
+    return comparison_markdown(
+        comparison, baseline_description_md, title=title, quiet_rows=None, noise=noise, stated=stated
+    )
 
 
 def gate_line(change: ModelChange, alpha: float) -> str:

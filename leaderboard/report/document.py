@@ -53,6 +53,7 @@ __all__ = [
     "SUMMARY_LIMIT",
     "Commit",
     "Composed",
+    "Framing",
     "comment_body",
     "comment_length",
     "compose",
@@ -76,6 +77,21 @@ METHOD_PAGE = "`docs/statistics.md`"
 
 
 @dataclass(frozen=True)
+class Framing:
+    """What frames each document of one run, from the section plan: ``outcome``, the first line (the pull
+    request's outcome; None: no baseline and no required task); ``lead``, the sentence that replaces the
+    verdict (a composite ranking's own; None: the verdict); ``method``, the sections' paragraphs for the one
+    collapsed "How to read this" block."""
+
+    outcome: str | None = None
+    lead: str | None = None
+    method: tuple[str, ...] = ()
+
+
+NO_FRAMING = Framing()
+
+
+@dataclass(frozen=True)
 class Composed:
     text: str
     shown_models: int
@@ -85,12 +101,12 @@ class Composed:
     other_pairs: int = 0
 
 
-def log_text(board: Leaderboard, *, lead: str | None = None) -> str:
+def log_text(board: Leaderboard, *, framing: Framing = NO_FRAMING) -> str:
     """The verdict and the whole ranking, for the step's log: the comment's own words and numbers."""
     if not board.rows:
         return verdict(board)
     head, lines = ranking(board, labels([r.model_id for r in board.rows]))
-    return "\n\n".join([lead or verdict(board), "\n".join([head, *lines])])
+    return "\n\n".join([framing.lead or verdict(board), "\n".join([head, *lines])])
 
 
 def how_to_read(board: Leaderboard, method: Sequence[str], *, extended: bool) -> str:
@@ -269,14 +285,13 @@ def _head(
     board: Leaderboard,
     commit: Commit | None,
     sections: Sequence[str],
-    lead: str | None = None,
-    outcome: str | None = None,
+    framing: Framing,
 ) -> list[str]:
     head = _title(key, title)
-    if outcome:
-        head.append(outcome)
+    if framing.outcome:
+        head.append(framing.outcome)
     # A warning that changes the answer is read with it, in the same paragraph, never as a footnote.
-    head.append(" ".join([lead or verdict(board), *warnings(board)]))
+    head.append(" ".join([framing.lead or verdict(board), *warnings(board)]))
     if board.rows:
         head.append(info_line(board, commit))
     head.extend(sections)
@@ -299,26 +314,24 @@ def comment_body(
     run_url: str | None,
     sections: Sequence[str] = (),
     commit: Commit | None = None,
-    lead: str | None = None,
+    framing: Framing = NO_FRAMING,
     summary: Composed | None = None,
-    outcome: str | None = None,
-    method: Sequence[str] = (),
 ) -> Composed:
     """The PR comment.
 
     ``sections`` (markdown blocks: the baseline comparison, the composite ranking) come right
-    under the verdict, before the leaderboard, and are never dropped for size; ``lead``
-    replaces the verdict (a composite ranking's own first sentence). ``summary``: the job
-    summary as written (None: none was), so that the comment says truly what it holds.
+    under the verdict, before the leaderboard, and are never dropped for size; ``framing`` gives
+    the outcome line above them, the lead that replaces the verdict and the method block. ``summary``:
+    the job summary as written (None: none was), so that the comment says truly what it holds.
     """
     return compose(
         board,
-        head=_head(key, title, board, commit, sections, lead, outcome),
+        head=_head(key, title, board, commit, sections, framing),
         tail=_run_link(run_url),
         limit=COMMENT_LIMIT,
         measure=comment_length,
         elsewhere=_elsewhere(board, summary),
-        method=method,
+        method=framing.method,
     )
 
 
@@ -350,15 +363,13 @@ def summary_markdown(
     title: str,
     sections: Sequence[str] = (),
     commit: Commit | None = None,
-    lead: str | None = None,
-    outcome: str | None = None,
-    method: Sequence[str] = (),
+    framing: Framing = NO_FRAMING,
 ) -> Composed:
     # Keep a little room for the lines the action itself appends to the summary.
     return compose(
         board,
-        head=_head(None, title, board, commit, sections, lead, outcome),
-        method=method,
+        head=_head(None, title, board, commit, sections, framing),
+        method=framing.method,
         limit=SUMMARY_LIMIT - 16_384,
         measure=summary_length,
         elsewhere=(
@@ -374,15 +385,13 @@ def full_markdown(
     title: str | None = None,
     sections: Sequence[str] = (),
     commit: Commit | None = None,
-    lead: str | None = None,
-    outcome: str | None = None,
-    method: Sequence[str] = (),
+    framing: Framing = NO_FRAMING,
 ) -> str:
     """Everything, for the markdown file and the CLI: no limit applies to a file."""
     return compose(
         board,
-        head=_head(None, title or "", board, commit, sections, lead, outcome),
-        method=method,
+        head=_head(None, title or "", board, commit, sections, framing),
+        method=framing.method,
         limit=2**62,
         measure=len,
         elsewhere=f"The JSON report has all {len(board.pairs):,} pairs.",

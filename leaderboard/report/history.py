@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from ..stats.history import (
     EXPIRED,
@@ -32,6 +32,7 @@ from ..stats.history import (
     Outside,
     Point,
     Series,
+    SkipReason,
 )
 from .formatting import DASH, MINUS, decimals_for, in_percent, magnitude_text, shorten
 from .markdown import md_code, md_text, visible
@@ -60,7 +61,7 @@ CHART_LABEL_WIDTH = 40
 # Flaky tasks in the ``flaky-tasks`` output, highest rate first (the JSON report has all of them).
 MAX_FLAKY_OUTPUT = 100
 
-SKIP_WORDS = {
+SKIP_WORDS: Mapping[SkipReason, str] = {
     EXPIRED: "expired",
     MISSING: "missing",
     INVALID: "invalid",
@@ -70,9 +71,9 @@ SKIP_WORDS = {
 }
 
 
-def where_text(branch: str | None, *, table: bool = False) -> str:
+def where_text(branch: str | None) -> str:
     """Where the earlier runs ran: ``on `main``` (the base branch), or ``in the earlier runs`` (files given)."""
-    return f"on {md_code(branch, table=table)}" if branch is not None else "in the earlier runs"
+    return f"on {md_code(branch, table=False)}" if branch is not None else "in the earlier runs"
 
 
 def _after_runs(branch: str | None) -> str:
@@ -252,16 +253,6 @@ def _pts_amount(value: float) -> str:
         if float(text) != 0.0:
             return text
     return f"{pts(value):.3f}"
-
-
-def noise_words(noise: Noise | None, branch: str | None, *, table: bool = False) -> str | None:
-    """``±0.8 pts run to run on `main``` beside a comparison's change; None without a measure of noise."""
-    if noise is None:
-        return None
-    where = where_text(branch, table=table)
-    if noise.rms_change == 0.0:
-        return f"the same mean every run {where}"
-    return f"±{_pts_amount(noise.rms_change)} pts run to run {where}"
 
 
 def noise_cell(noise: Noise | None) -> str | None:

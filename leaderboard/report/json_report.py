@@ -93,7 +93,7 @@ def report_dict(
 ) -> dict[str, object]:
     """The JSON report as a dict (schema: docs/report-schema.md); ``pairs=False`` leaves them out.
 
-    ``baseline``: the comparison with a baseline (``report.comparison.comparison_dict``), written
+    ``baseline``: the comparison with a baseline (``report.comparison_json.comparison_dict``), written
     under ``"baseline"`` after ``resolution``; no key without one. ``composite``: the ranking on a
     configuration (:func:`leaderboard.report.composite.composite_dict`), written next, under
     ``"composite"``; no key without one. ``failures``: the failed calls left out of the scores

@@ -28,7 +28,10 @@ from ..stats.comparison import Comparison
 from ..stats.task_changes import TaskChanges
 from . import comparison as compared
 from . import task_changes as tasks
+from .comparison_json import comparison_dict, no_baseline_dict
+from .comparison_method import rule_text
 from .composite import ACCURACY_HEADING, composite_dict, composite_method, composite_section, composite_verdict
+from .document import Framing
 from .failures import failures_dict, failures_markdown
 from .history import history_dict, noise_cell
 from .history_section import history_section
@@ -73,15 +76,14 @@ class Missing:
 
 @dataclass(frozen=True)
 class Plan:
-    """The sections of each document, in order, with the lead that replaces the verdict and the report's parts."""
+    """The sections of each document, in order, what frames every document (the outcome line, the lead that
+    replaces the verdict, the method block) and the report's parts."""
 
     comment: tuple[str, ...]
     summary: tuple[str, ...]
     full: tuple[str, ...]
-    lead: str | None
+    framing: Framing
     report: Mapping[str, dict[str, object] | None]  # write_json's keyword arguments
-    outcome: str | None = None  # the first line: the pull request's outcome (None: no baseline, no required task)
-    method: tuple[str, ...] = ()  # the sections' method, for the one collapsed "How to read this" block
 
 
 def files_described(files: Sequence[str], records: int) -> str:
@@ -99,7 +101,11 @@ def plan(outcome: Outcome, *, baseline: Compared | Missing | None = None, left_o
         comment=_sections("comment", outcome, baseline, left_out),
         summary=_sections("summary", outcome, baseline, left_out),
         full=_sections("full", outcome, baseline, left_out),
-        lead=composite_verdict(outcome.composite) if outcome.composite is not None else None,
+        framing=Framing(
+            outcome=outcome_line(outcome),
+            lead=composite_verdict(outcome.composite) if outcome.composite is not None else None,
+            method=_method(outcome),
+        ),
         report={
             "baseline": _baseline_dict(outcome, baseline),
             "composite": composite_dict(outcome.composite) if outcome.composite is not None else None,
@@ -107,8 +113,6 @@ def plan(outcome: Outcome, *, baseline: Compared | Missing | None = None, left_o
             "failures": failures_dict(outcome.failures),
             "history": history_dict(outcome.history, outcome.earlier.coverage) if outcome.earlier is not None else None,
         },
-        outcome=outcome_line(outcome),
-        method=_method(outcome),
     )
 
 
@@ -117,7 +121,7 @@ def _method(outcome: Outcome) -> tuple[str, ...]:
     if outcome.composite is not None:
         out.append(composite_method(outcome.composite))
     if outcome.comparison is not None:
-        out.append(compared.rule_text(outcome.comparison))
+        out.append(rule_text(outcome.comparison))
         if outcome.changes is not None and (words := tasks.legend(outcome.changes)) is not None:
             out.append(words)
     return tuple(out)
@@ -134,7 +138,11 @@ def _sections(
     elif outcome.comparison is not None:
         described = baseline or Compared("")
         noise, on_base = _from_history(outcome)
-        parts.append(_COMPARISON[kind](outcome.comparison, described.described, title=described.title, noise=noise))
+        # A comparison always has the outcome line (outcome_line), which says what the headline would.
+        section = _COMPARISON[kind](
+            outcome.comparison, described.described, title=described.title, noise=noise, stated=False
+        )
+        parts.append(section)
         if outcome.changes is not None:
             parts.append(_TASKS[kind](outcome.changes, outcome.comparison, on_base))
     changed = [m.model_id for m in outcome.comparison.models if m.significant] if outcome.comparison else []
@@ -170,10 +178,10 @@ def _from_history(outcome: Outcome) -> tuple[dict[str, str] | None, tasks.OnBase
 
 def _baseline_dict(outcome: Outcome, baseline: Compared | Missing | None) -> dict[str, object] | None:
     if isinstance(baseline, Missing):
-        return compared.no_baseline_dict(baseline.reason, baseline.fix)
+        return no_baseline_dict(baseline.reason, baseline.fix)
     if outcome.comparison is None:
         return None
-    out = compared.comparison_dict(outcome.comparison)
+    out = comparison_dict(outcome.comparison)
     if isinstance(baseline, Compared) and baseline.source is not None:
         out["source"] = dict(baseline.source)
     if outcome.changes is not None:

@@ -62,23 +62,6 @@ def reason_text(reason: Reason) -> str:
     return f"{test} {p_text(reason.p, alpha)}"
 
 
-def needed_words(needed: int | None, n_shared: int, what: str = "tell", *, short: bool = False) -> str | None:
-    """ "about N tasks would <what>" ("~N tasks would <what>" when ``short``), or None with no estimate.
-
-    An estimate at or below the tasks already shared is never printed: the pair is not separated
-    at that size, which the estimate (a normal approximation of average power) does not undo.
-    """
-    if needed is None:
-        return None
-    if needed <= n_shared:
-        if short:
-            return f"{n_shared:,} shared tasks not enough"
-        return f"its {n_shared:,} shared tasks are not enough at this level"
-    if needed > 10**9:
-        return f"more than a billion tasks would {what}"
-    return f"{'~' if short else 'about '}{needed:,} tasks would {what}"
-
-
 def detectable_sentence(d: Detectable, what: str = "difference", *, name: Callable[[str], str]) -> str:
     """What the suite can resolve at the level in force, in one sentence, naming the pair it is computed for
     (``name`` shows a model id in the document's markup)."""

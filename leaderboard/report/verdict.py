@@ -13,7 +13,9 @@ from .formatting import POINTS, count, difference, in_percent, magnitude_text, n
 from .markdown import confidence_label, md_code
 from .protocol import Commit
 
-TOP_GROUP_NAMED = 5
+# Ids named in the verdict, the first thing a reviewer reads: the top two (the gap it gives is theirs);
+# the table's rank ranges show who else is tied.
+TOP_GROUP_NAMED = 2
 # Never "#1" in rendered text: GitHub links it to issue 1.
 ORDINAL = ("1st", "2nd", "3rd")
 
@@ -36,7 +38,7 @@ def _names(ids: Sequence[str]) -> str:
 
 
 def verdict(board: Leaderboard) -> str:
-    """One sentence: which model is best, and is it clearly best? Full ids."""
+    """One sentence: which model is best, and is it clearly best? Full ids, at most two of a tied group."""
     rows = board.rows
     if not rows:
         return "_No eval runs: nothing to rank._"
@@ -74,7 +76,7 @@ def verdict(board: Leaderboard) -> str:
         )
     named = list(top[:TOP_GROUP_NAMED])
     more = len(top) - len(named)
-    group = _names(named) if not more else ", ".join(inline(i) for i in named) + f" and {more} more"
+    group = _names(named) if not more else ", ".join(inline(i) for i in named) + f" and {count(more, 'other model')}"
     tied = f"**No clear winner**: {group} are statistically tied for first"
     if second.n_shared == 0:
         return f"{tied}; {gap}."

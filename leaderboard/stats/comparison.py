@@ -29,22 +29,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import Literal
+from dataclasses import replace
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..records import EvalRun, Reason, Why
-from ..trials import collapse_trials
-from .clustering import CLUSTER_BY, ClusterBy, Grouping, cluster_of, onehot_of
+from .clustering import CLUSTER_BY, ClusterBy, Grouping
+from .comparison_result import CategoryChange, Comparison, ModelChange, Verdict, interval_alpha
+from .comparison_sides import aligned, side_matrix, this_runs_design
 from .family import (
     CORRECTIONS,
     DEFAULT_CORRECTION,
     Correction,
     family_members,
 )
-from .matrix import ScoreMatrix, score_matrix
 from .paired import (
     DECIDED,
     ClusterFigures,
@@ -62,126 +61,10 @@ from .power import Detectable, detectable_for, typical
 from .resampling import FloatArray, encode_ids, keyed_rng, percentile_interval, resampled_means
 from .significance import METHOD_NAMES, min_tasks
 from .ties import TIE_ABS_TOL
-from .weights import TASK_WEIGHTS, TaskWeights, normalised, task_weights
+from .weights import TASK_WEIGHTS, TaskWeights, normalised
 
-Verdict = Literal["regressed", "within tolerance", "improved", "no detectable change", "unchanged"]
-
-
-def interval_alpha(alpha: float, one_sided: bool) -> float:
-    """The two-sided interval whose ends are one-sided 1 - alpha bounds when ``one_sided`` (capped at 1: the median)."""
-    return min(2.0 * alpha, 1.0) if one_sided else alpha
-
-
-@dataclass(frozen=True)
-class CategoryChange:
-    """Mean Δ over a model's shared tasks in one category (the category as this run gives it)."""
-
-    category: str
-    n_shared: int
-    delta: float
-
-
-@dataclass(frozen=True)
-class ModelChange:
-    """One model, baseline against this run.
-
-    ``base_mean``/``pr_mean`` are over the shared tasks (their difference is ``delta``);
-    ``base_mean_all``/``pr_mean_all`` over each side's own tasks (``base_tasks``/``pr_tasks``).
-    ``test`` says how p was computed (``significance.METHOD_NAMES``, "one-sided ..." when the
-    comparison is family-wise: then p is for a change in the direction of ``delta``), ``p_value``
-    is its p, ``p_adjusted`` the one compared with alpha (Holm-adjusted over the models compared
-    when the comparison is family-wise). ``reason`` says why no change was detected (a code with its numbers,
-    (None when one was); ``tasks_needed`` and ``clusters_needed`` are deprecated and always None
-    (a post-hoc power figure that did not come true; ``Comparison.detectable`` replaces them).
-    With no shared task, ``delta``, the means over shared tasks, the CI and p are NaN.
-    """
-
-    model_id: str
-    verdict: Verdict
-    n_shared: int
-    base_mean: float
-    pr_mean: float
-    delta: float
-    ci_lo: float
-    ci_hi: float
-    p_value: float
-    p_adjusted: float
-    test: str
-    reason: Reason | None
-    tasks_needed: int | None
-    base_mean_all: float
-    pr_mean_all: float
-    base_tasks: int
-    pr_tasks: int
-    categories: tuple[CategoryChange, ...] = ()
-    # With cluster-by on: the clusters the model shares with its baseline (None otherwise).
-    n_clusters: int | None = None
-    clusters_needed: int | None = None
-    # The CI's ends are one-sided 1 - alpha bounds (the one-sided families, the gate), not a two-sided interval.
-    one_sided_bounds: bool = False
-
-    @property
-    def significant(self) -> bool:
-        """A change was detected (up or down, within the tolerance or not)."""
-        return self.verdict in ("regressed", "within tolerance", "improved")
-
-    @property
-    def regressed(self) -> bool:
-        """Significantly worse, by more than the tolerance: what fails the gate."""
-        return self.verdict == "regressed"
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """Every model in both runs (sorted by id), and what is only on one side."""
-
-    models: tuple[ModelChange, ...]
-    new_models: tuple[str, ...]
-    removed_models: tuple[str, ...]
-    tasks_added: tuple[str, ...]
-    tasks_dropped: tuple[str, ...]
-    alpha: float
-    b: int
-    seed: int
-    tolerance: float
-    correction: Correction = DEFAULT_CORRECTION
-    # The regression family: models whose one-sided test can reach alpha (1 when per model), and
-    # the level a model not flagged is held to; the typical model's minimum detectable drop at that
-    # level (two-sided change when per model).
-    family: int = 1
-    level: float = 0.05
-    detectable: Detectable | None = None
-    cluster_by: ClusterBy = "none"  # on: the test flips clusters, the CI is CR2's
-    clusters: int = 0
-    task_weights: TaskWeights = "ignore"
-    # Shared tasks whose cluster (or, applied, weight) differs in the baseline: this run's is used.
-    relabelled: int = 0
-    reweighted: int = 0
-
-    @property
-    def one_sided(self) -> bool:
-        """Drops and rises tested one-sided, each a family Holm-adjusted over the models compared."""
-        return self.correction != "none"
-
-    @property
-    def ci_alpha(self) -> float:
-        """The two-sided alpha of the CIs: alpha, or 2 alpha when each end is a one-sided 1 - alpha bound."""
-        return interval_alpha(self.alpha, self.one_sided)
-
-    def having(self, verdict: Verdict) -> tuple[ModelChange, ...]:
-        return tuple(m for m in self.models if m.verdict == verdict)
-
-    @property
-    def regressions(self) -> tuple[ModelChange, ...]:
-        """The models that fail the gate, worst Δ first."""
-        return tuple(sorted(self.having("regressed"), key=lambda m: (m.delta, m.model_id)))
-
-    @property
-    def improvements(self) -> tuple[ModelChange, ...]:
-        return tuple(sorted(self.having("improved"), key=lambda m: (-m.delta, m.model_id)))
-
-    def count(self, verdict: Verdict) -> int:
-        return len(self.having(verdict))
+# The result's types live in their own module; the library's callers import them from here.
+__all__ = ["CategoryChange", "Comparison", "ModelChange", "Verdict", "compare", "interval_alpha"]
 
 
 def _check(b: int, alpha: float, tolerance: float, correction: str) -> None:
@@ -194,69 +77,6 @@ def _check(b: int, alpha: float, tolerance: float, correction: str) -> None:
     check_resamples(int(b), float(alpha), name="b")
     if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not 0.0 <= tolerance <= 1.0:
         raise ValueError(f"tolerance must be a number from 0 to 1 (score units), got {tolerance!r}")
-
-
-def _side(runs: Sequence[EvalRun]) -> ScoreMatrix | None:
-    # Like the leaderboard: trials averaged per task and failed calls dropped first, so tasks are the cases.
-    scored = collapse_trials(runs)
-    return score_matrix(scored) if scored else None
-
-
-def _aligned(
-    side: ScoreMatrix | None, models: Sequence[str], tasks: Sequence[str]
-) -> tuple[FloatArray, NDArray[np.bool_], NDArray[np.int64]]:
-    """(scores, present, category index) of ``models`` over ``tasks``, NaN / False / -1 where absent."""
-    shape = (len(models), len(tasks))
-    scores, present = np.full(shape, np.nan), np.zeros(shape, dtype=bool)
-    categories = np.full(shape, -1, dtype=np.int64)
-    if side is None or not models:
-        return scores, present, categories
-    m_of = {m: i for i, m in enumerate(side.model_ids)}
-    t_of = {t: i for i, t in enumerate(side.task_ids)}
-    rows = np.array([m_of[m] for m in models], dtype=np.intp)
-    known = [k for k, t in enumerate(tasks) if t in t_of]
-    columns = np.array([t_of[tasks[k]] for k in known], dtype=np.intp)
-    scores[:, known] = side.scores[np.ix_(rows, columns)]
-    present[:, known] = side.present[np.ix_(rows, columns)]
-    categories[:, known] = side.category_index[np.ix_(rows, columns)]
-    return scores, present, categories
-
-
-def _this_runs_design(
-    baseline_runs: Sequence[EvalRun],
-    runs: Sequence[EvalRun],
-    tasks: Sequence[str],
-    shared: NDArray[np.bool_],
-    cluster_by: ClusterBy,
-    weights: TaskWeights,
-) -> tuple[Grouping | None, FloatArray | None, int, int]:
-    """(each task's cluster, each task's weight when applied, shared tasks relabelled, shared tasks reweighted)."""
-    # A task's cluster and weight are this run's, as the leaderboard reads them: a PR may regroup or
-    # reweigh tasks (or add clusters the base branch never recorded), and only shared tasks enter the
-    # test, so the baseline's labels are not needed; how many shared tasks they differ on is said.
-    this_run = [r for r in runs if not r.failed and r.score is not None]
-    base_scored = [r for r in baseline_runs if not r.failed and r.score is not None]
-    shared_at = np.flatnonzero(shared.any(axis=0)).tolist()
-    shared_tasks = [tasks[k] for k in shared_at]
-    onehot: Grouping | None = None
-    relabelled = 0
-    if cluster_by != "none":
-        label = cluster_of(this_run, cluster_by)
-        names = sorted(set(label.values())) or [""]
-        at = {c: k for k, c in enumerate(names)}
-        # A task only in the baseline is never shared: it sums into no cluster, whichever it is given.
-        onehot = onehot_of(np.array([at[label[t]] if t in label else 0 for t in tasks], dtype=np.int64), len(names))
-        attribute = "category" if cluster_by == "category" else "cluster"
-        before = {r.task_id: getattr(r, attribute) for r in base_scored}
-        relabelled = sum(before.get(t) != label[t] for t in shared_tasks)
-    any_weight = any(r.weight != 1.0 for r in this_run)
-    tw = task_weights(this_run, tasks) if weights == "apply" and any_weight else None
-    reweighted = 0
-    if weights == "apply":
-        base_weight = {r.task_id: float(r.weight) for r in base_scored}
-        weight_of = tw if tw is not None else np.ones(len(tasks))
-        reweighted = sum(base_weight.get(tasks[k]) != float(weight_of[k]) for k in shared_at)
-    return onehot, tw, relabelled, reweighted
 
 
 def _shifts(
@@ -343,15 +163,15 @@ def compare(
         raise ValueError(f"weights must be one of {', '.join(TASK_WEIGHTS)}, got {weights!r}")
     if fail_on_regression:
         correction = "holm"
-    base, pr = _side(list(baseline_runs)), _side(list(runs))
+    base, pr = side_matrix(list(baseline_runs)), side_matrix(list(runs))
     base_models = set(base.model_ids) if base else set()
     pr_models = set(pr.model_ids) if pr else set()
     base_tasks = set(base.task_ids) if base else set()
     pr_tasks = set(pr.task_ids) if pr else set()
     models = sorted(base_models & pr_models)
     tasks = sorted(base_tasks | pr_tasks)
-    bs, bp, _ = _aligned(base, models, tasks)
-    ps, pp, pc = _aligned(pr, models, tasks)
+    bs, bp, _ = aligned(base, models, tasks)
+    ps, pp, pc = aligned(pr, models, tasks)
     count = len(models)
     rows = np.arange(count)
     # The PR's row of each model above its baseline's: the kernel's differences are PR - base.
@@ -361,7 +181,7 @@ def compare(
     shared, raw, diffs = paired.shared, paired.raw, paired.tied
     n = shared.sum(axis=1)
     unchanged = (n > 0) & ~(diffs != 0).any(axis=1)
-    onehot, tw, relabelled, reweighted = _this_runs_design(baseline_runs, runs, tasks, shared, cluster_by, weights)
+    onehot, tw, relabelled, reweighted = this_runs_design(baseline_runs, runs, tasks, shared, cluster_by, weights)
     tw = normalised(tw) if tw is not None else None  # only the ratios matter; no product or sum overflows
     tw_row = tw if tw is not None else np.ones(len(tasks))
     two_sided = correction == "none"

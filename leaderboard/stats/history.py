@@ -37,7 +37,7 @@ Vectorised over (models × tasks); the only Python loops are over runs. Memory: 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Literal
@@ -61,16 +61,15 @@ MAX_HISTORY_RUNS = 100
 
 CiMethod = Literal["Wilson", "t"]
 
-# Why a run was not read, as the readers count it (the words are report/history.py's).
-EXPIRED, MISSING, INVALID, OVER_BUDGET, OVER_LIMIT, TIMED_OUT = (
-    "expired",
-    "missing",
-    "invalid",
-    "over-budget",
-    "over-limit",
-    "timed-out",
-)
-SKIP_REASONS = (EXPIRED, MISSING, INVALID, OVER_BUDGET, OVER_LIMIT, TIMED_OUT)
+# Why a run was not read: a code set by the reader where it skips the run (the words are report/history.py's).
+SkipReason = Literal["expired", "missing", "invalid", "over-budget", "over-limit", "timed-out"]
+EXPIRED: SkipReason = "expired"
+MISSING: SkipReason = "missing"
+INVALID: SkipReason = "invalid"
+OVER_BUDGET: SkipReason = "over-budget"
+OVER_LIMIT: SkipReason = "over-limit"
+TIMED_OUT: SkipReason = "timed-out"
+SKIP_REASONS: tuple[SkipReason, ...] = (EXPIRED, MISSING, INVALID, OVER_BUDGET, OVER_LIMIT, TIMED_OUT)
 
 # Why there is no history at all (None: there is some).
 NoHistory = Literal["off", "first-run", "no-permission", "lookup-failed", "all-expired", "none-read"]
@@ -113,7 +112,7 @@ class Coverage:
     wanted: int
     found: int
     read: int
-    skipped: tuple[tuple[str, int], ...] = ()
+    skipped: tuple[tuple[SkipReason, int], ...] = ()
     denied: bool = False
     failed: str | None = None
 
@@ -140,7 +139,13 @@ class Coverage:
 
 
 def coverage_of(
-    wanted: int, found: int, read: int, skipped: dict[str, int], *, denied: bool = False, failed: str | None = None
+    wanted: int,
+    found: int,
+    read: int,
+    skipped: Mapping[SkipReason, int],
+    *,
+    denied: bool = False,
+    failed: str | None = None,
 ) -> Coverage:
     """A :class:`Coverage` with the skipped counts in their fixed order (no zero count kept)."""
     unknown = set(skipped) - set(SKIP_REASONS)
