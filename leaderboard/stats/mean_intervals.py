@@ -1,0 +1,87 @@
+"""The interval of a mean score in [0, 1] over few tasks: Student's t hulled with a bounded Wilson interval.
+
+Used for a continuous model's mean below SMALL_SUITE tasks (hulled with its percentile bootstrap as
+well) and for every category mean (no bootstrap there: a model has one per category).
+
+Why not the t-interval alone: scores near a bound are skewed, and a few of them can all miss the
+long tail toward the middle (six scores of a model averaging 0.97 are often all above 0.99), so
+their spread, and with it the t-interval, is far too small (78% coverage at 6 tasks, mean 0.97).
+Wilson's interval at the effective n that gives the scores' own variance, m (1 - m) / V, reaches
+away from the bound as a symmetric interval does not, but it too trusts the small spread. So the
+effective n is capped at EFFECTIVE_CAP times the (Kish) number of tasks: the scores are taken to be
+no more than that much surer than 0/1 scores with the same mean would be. The cap is what makes the
+interval cover when the tail was not drawn, and the price is width where it was (the coverage and
+width of each choice, and of the bootstrap-t, are in docs/statistics.md, measured by
+benchmarks/bench_small_intervals.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .clustering import ClusterMoments, t_quantile, wilson
+from .resampling import FloatArray
+
+# Wilson's effective n is at most this many times the tasks (measured: 8 keeps >= 93% in every cell of
+# the benchmark's beta, bimodal and exact-1.0 scores at means 0.5-0.99; 10 and above miss bimodal ones).
+EFFECTIVE_CAP = 8.0
+
+
+def task_moments(values: FloatArray, weights: FloatArray, group: NDArray[np.intp], groups: int) -> ClusterMoments:
+    """HC2 variance and Bell-McCaffrey df of each group's weighted mean, every task its own cluster.
+
+    ``values``, ``weights`` and ``group`` are one entry per (row, task) cell in the mean; the sums are
+    bincounts, so the cost is one pass over the cells however many groups (models x categories) there
+    are. The same numbers as ``clustering.cr2`` with every task a cluster and the weights as sizes.
+    """
+    total = np.bincount(group, weights=weights, minlength=groups)
+    count = np.bincount(group, minlength=groups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.bincount(group, weights=weights * values, minlength=groups) / total
+        share = weights / total[group]
+        keep = share < 1.0
+        inflate = np.where(keep, 1.0 / np.where(keep, 1.0 - share, 1.0), 0.0)
+        resid = weights * (values - mean[group])
+        variance = np.bincount(group, weights=resid * resid * inflate, minlength=groups) / (total * total)
+        d = share * inflate
+        v2 = share * share * inflate
+        frob = (
+            np.bincount(group, weights=d * d, minlength=groups)
+            - 2.0 * np.bincount(group, weights=d * v2, minlength=groups)
+            + np.bincount(group, weights=v2, minlength=groups) ** 2
+        )
+        df = 1.0 / frob
+    few = count < 2
+    largest = np.zeros(groups)
+    np.maximum.at(largest, group, share)
+    return ClusterMoments(
+        mean=np.asarray(mean, dtype=np.float64),
+        variance=np.where(few, np.nan, variance),
+        df=np.where(few, np.nan, df),
+        clusters=count.astype(np.int64),
+        largest_share=largest,
+    )
+
+
+def bounded_interval(moments: ClusterMoments, n_tasks: FloatArray, alpha: float) -> tuple[FloatArray, FloatArray]:
+    """The t-interval hulled with Wilson's at the capped effective n (module docstring), within [0, 1].
+
+    Both at the t quantile of the Bell-McCaffrey df (n - 1 with equal weights). ``n_tasks``: each
+    row's (Kish effective) number of tasks. NaN where the variance is not > 0 (one task, or every
+    score equal: the caller says why there is no interval).
+    """
+    mean = moments.mean
+    ok = np.isfinite(moments.df) & (moments.df > 0) & (moments.variance > 0)
+    lo = np.full(mean.shape, np.nan)
+    hi = np.full(mean.shape, np.nan)
+    if not ok.any():
+        return lo, hi
+    m, v = mean[ok], moments.variance[ok]
+    t = t_quantile(1.0 - alpha / 2.0, np.maximum(moments.df[ok], 0.5))
+    half = t * np.sqrt(v)
+    n_eff = np.minimum(m * (1.0 - m) / v, EFFECTIVE_CAP * n_tasks[ok])
+    w_lo, w_hi = wilson(m, n_eff, t)
+    lo[ok] = np.clip(np.fmin(m - half, w_lo), 0.0, 1.0)
+    hi[ok] = np.clip(np.fmax(m + half, w_hi), 0.0, 1.0)
+    return lo, hi
