@@ -80,7 +80,12 @@ def bounded_interval(moments: ClusterMoments, n_tasks: FloatArray, alpha: float)
     m, v = mean[ok], moments.variance[ok]
     t = t_quantile(1.0 - alpha / 2.0, np.maximum(moments.df[ok], 0.5))
     half = t * np.sqrt(v)
-    n_eff = np.minimum(m * (1.0 - m) / v, EFFECTIVE_CAP * n_tasks[ok])
+    # Capped only where the scores crowd a bound: their mean within about one standard deviation of it
+    # (s^2 = V n). Scores whose spread sits well inside (0.80 +/- 0.08) show the spread they have.
+    near = np.minimum(m, 1.0 - m)
+    cap = EFFECTIVE_CAP * n_tasks[ok] * np.maximum(1.0, near * near / (v * n_tasks[ok]))
+    # A mean that rounds to a bound with V > 0 (scores within 1e-16 of it) is as sure as the cap allows.
+    n_eff = np.where(m * (1.0 - m) > 0.0, np.minimum(m * (1.0 - m) / v, cap), cap)
     w_lo, w_hi = wilson(m, n_eff, t)
     lo[ok] = np.clip(np.fmin(m - half, w_lo), 0.0, 1.0)
     hi[ok] = np.clip(np.fmax(m + half, w_hi), 0.0, 1.0)

@@ -182,6 +182,13 @@ def category_intervals(
     with np.errstate(invalid="ignore", divide="ignore"):
         n_kish = total * total / np.bincount(group, weights=weight * weight, minlength=groups)
     lo, hi = bounded_interval(moments, n_kish, alpha)
+    # Equal scores (by the one tie rule) have no spread to read, whatever rounding left in V.
+    low, high = np.full(groups, np.inf), np.full(groups, -np.inf)
+    np.minimum.at(low, group, values)
+    np.maximum.at(high, group, values)
+    with np.errstate(invalid="ignore"):
+        flat = np.abs(high - low) <= np.maximum(TIE_REL_TOL * np.maximum(np.abs(low), np.abs(high)), TIE_ABS_TOL)
+    lo[flat], hi[flat] = np.nan, np.nan
     binary = np.bincount(group, weights=((values != 0.0) & (values != 1.0)).astype(np.float64), minlength=groups)
     binary = (binary == 0) & (n >= 2)
     if binary.any():
