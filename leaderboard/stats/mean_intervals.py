@@ -28,6 +28,9 @@ from .resampling import FloatArray
 # Wilson's effective n is at most this many times the tasks (measured: 8 keeps >= 93% in every cell of
 # the benchmark's beta, bimodal and exact-1.0 scores at means 0.5-0.99; 10 and above miss bimodal ones).
 EFFECTIVE_CAP = 8.0
+# The one-sided level of the spread's upper bound that decides whether scores crowd a bound (0.2 lets
+# three scores from one lump of a bimodal spread through: 91% coverage at mean 0.5).
+SPREAD_LEVEL = 0.05
 
 
 def task_moments(values: FloatArray, weights: FloatArray, group: NDArray[np.intp], groups: int) -> ClusterMoments:
@@ -99,7 +102,7 @@ def bounded_interval(moments: ClusterMoments, n_tasks: FloatArray, alpha: float)
     # bimodal spread say little about it). Scores whose spread sits well inside the range (twelve at
     # 0.80 +/- 0.08) show the spread they have.
     near = np.minimum(m, 1.0 - m)
-    sd_upper = v * n_tasks[ok] * variance_inflation(n_tasks[ok] - 1.0, alpha)
+    sd_upper = v * n_tasks[ok] * variance_inflation(n_tasks[ok] - 1.0, SPREAD_LEVEL)
     cap = EFFECTIVE_CAP * n_tasks[ok] * np.maximum(1.0, near * near / sd_upper)
     # A mean that rounds to a bound with V > 0 (scores within 1e-16 of it) is as sure as the cap allows.
     n_eff = np.where(m * (1.0 - m) > 0.0, np.minimum(m * (1.0 - m) / v, cap), cap)

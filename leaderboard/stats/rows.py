@@ -88,10 +88,8 @@ def _small_suite(
     (mean_intervals.py: the long tail toward the middle that a few scores near a bound miss).
     ``filled``: each task's (weight x) score, 0 where absent; ``present``: its weight, 0 where absent.
     """
-    rows, tasks = np.nonzero(present)
-    weight = present[rows, tasks]
-    moments = task_moments(filled[rows, tasks] / weight, weight, rows, len(means))
-    b_lo, b_hi = bounded_interval(replace(moments, mean=means), kish(present, present > 0), alpha)
+    moments = replace(cr2(filled, present), mean=means)  # HC2: every task its own cluster, weights as sizes
+    b_lo, b_hi = bounded_interval(moments, kish(present, present > 0), alpha)
     return np.fmin(lo, b_lo), np.fmax(hi, b_hi)
 
 
