@@ -173,13 +173,15 @@ def category_intervals(
     group = rows * categories + matrix.category_index[rows, tasks]
     groups = models * categories
     values = matrix.scores[rows, tasks]
-    weight = design.weight[tasks] if design.weight is not None else np.ones(tasks.size)
+    weight = design.weight[tasks] if design.weight is not None else None
     moments = task_moments(values, weight, group, groups)
     n = moments.clusters
-    total = np.bincount(group, weights=weight, minlength=groups)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        n_kish = total * total / np.bincount(group, weights=weight * weight, minlength=groups)
-    lo, hi = bounded_interval(moments, n_kish, alpha)
+    n_kish = n.astype(np.float64)
+    if weight is not None:
+        total = np.bincount(group, weights=weight, minlength=groups)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            n_kish = total * total / np.bincount(group, weights=weight * weight, minlength=groups)
+    lo, hi = bounded_interval(moments, n_kish, alpha, t_one_by_one=True)
     # Equal scores (by the one tie rule) have no spread to read, whatever rounding left in V.
     low, high = np.full(groups, np.inf), np.full(groups, -np.inf)
     np.minimum.at(low, group, values)
