@@ -91,6 +91,9 @@ class LeaderboardRow:
     tasks_completed: int
     categories: Mapping[str, float] = field(default_factory=dict)
     category_tasks: Mapping[str, int] = field(default_factory=dict)
+    # Each category mean's interval, where it has one; else why not ("n=1", "all equal") in category_ci_notes.
+    category_ci: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    category_ci_notes: Mapping[str, str] = field(default_factory=dict)
     ci_note: str | None = None
     rank_lo: int | None = None
     rank_hi: int | None = None

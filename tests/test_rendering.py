@@ -57,7 +57,7 @@ def test_table_has_the_specified_columns_and_two_decimals() -> None:
     board = analyse([run("gpt", f"t{i}", s) for i, s in enumerate((0.7, 0.78, 0.8, 0.84))])
     lines = leaderboard_table(board.rows, 0.05).splitlines()
     assert lines[0] == "| Rank | Model | Mean | 95% CI | Win rate | Tasks |"
-    assert lines[2] == "| 1 | `gpt` | 0.78 | 0.67-0.87 | 1.00 | 4 |"
+    assert lines[2] == "| 1 | `gpt` | 0.78 | 0.54-0.92 | 1.00 | 4 |"
 
 
 def test_an_uninformative_ci_says_why_instead_of_a_zero_width_interval() -> None:

@@ -174,6 +174,8 @@ def report_dict(
                 "tasks_completed": row.tasks_completed,
                 "categories": dict(row.categories),
                 "category_tasks": dict(row.category_tasks),
+                "category_ci": {c: list(ci) for c, ci in row.category_ci.items()},
+                "category_ci_notes": dict(row.category_ci_notes),
             }
             for r, row in enumerate(board.rows, start=1)
         ],

@@ -6,7 +6,7 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..records import PairwiseDiff, Why
+from ..records import LeaderboardRow, PairwiseDiff, Why
 from ..stats.analysis import Leaderboard
 from .formatting import (
     DASH,
@@ -167,8 +167,11 @@ def _categories(board: Leaderboard, label: dict[str, str]) -> str:
     if not board.categories or not board.rows:
         return ""
     top = board.rows[:CATEGORY_MODELS]
+    level = confidence_label(board.alpha)
     lines = [
-        "Columns " + ", ".join(f"{ORDINAL[k]}: {inline(label[r.model_id])}" for k, r in enumerate(top)) + ".",
+        "Columns "
+        + ", ".join(f"{ORDINAL[k]}: {inline(label[r.model_id])}" for k, r in enumerate(top))
+        + f"; each the model's mean over the category's tasks with its {level} CI.",
         "",
         _row(["Category", "Tasks", "Best", *ORDINAL[: len(top)]]),
         "|:------|-----:|:------|" + "-----:|" * len(top),
@@ -193,6 +196,16 @@ def _categories(board: Leaderboard, label: dict[str, str]) -> str:
             tied = sum(1 for r in scored if round(r.categories[c], 9) == top_mean) - 1
             best_cell = f"{md_code(label[best.model_id])} {number(best.categories[c])}"
             best_cell += f" (tied with {tied} more)" if tied else ""
-        cells = [number(r.categories[c]) if c in r.categories else DASH for r in top]
+        cells = [_category_cell(r, c) for r in top]
         lines.append(_row([md_code(c), tasks, best_cell, *cells]))
     return "\n".join(lines)
+
+
+def _category_cell(row: LeaderboardRow, category: str) -> str:
+    """A model's category mean with its interval, or why it has none ("n=1": one task; "all equal")."""
+    if category not in row.categories:
+        return DASH
+    mean = number(row.categories[category])
+    if category in row.category_ci:
+        return f"{mean} {interval(*row.category_ci[category])}"
+    return f"{mean} ({row.category_ci_notes.get(category, 'no interval')})"

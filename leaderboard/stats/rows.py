@@ -12,9 +12,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..records import LeaderboardRow
-from .clustering import clustered_wilson, cr2, t_interval, t_quantile, wilson
+from .clustering import clustered_wilson, cr2, t_interval, wilson
 from .design import Design
 from .matrix import ScoreMatrix, row_sums
+from .mean_intervals import bounded_interval, task_moments
 from .paired import weighted_hull
 from .pairs import PairTable
 from .resampling import FloatArray, percentile_interval
@@ -79,25 +80,17 @@ def _small(n: NDArray[np.integer], binary: NDArray[np.bool_], notes: Sequence[st
 def _small_suite(
     filled: FloatArray, present: FloatArray, means: FloatArray, lo: FloatArray, hi: FloatArray, alpha: float
 ) -> tuple[FloatArray, FloatArray]:
-    """A continuous model's percentile interval below SMALL_SUITE tasks, widened where needed.
+    """A continuous model's percentile interval below SMALL_SUITE tasks, hulled with the bounded interval.
 
     The percentile interval is too narrow there (86.7% at 6 tasks, 71.0% at 6 tasks near the ceiling
-    in bench_small_intervals.py): its hull with Student's t-interval (HC2 with every weight 1 is
-    s / sqrt(n) on n - 1 df: the small-sample df the bootstrap lacks) and with Wilson's interval at
-    the effective n that gives the scores' own variance (m (1 - m) / V, t quantile): scores in [0, 1]
-    near a bound are skewed, and Wilson's asymmetry reaches away from the bound as a symmetric
-    interval does not.
+    in bench_small_intervals.py): the hull adds Student's t-interval (the small-sample df the bootstrap
+    lacks) and Wilson's interval at the scores' own variance with its effective n capped
+    (mean_intervals.py: the long tail toward the middle that a few scores near a bound miss).
+    ``filled``: each task's (weight x) score, 0 where absent; ``present``: its weight, 0 where absent.
     """
-    lo, hi = weighted_hull(filled, present, means, lo, hi, alpha, bounds=(0.0, 1.0))
-    moments = cr2(filled, present)
-    ok = np.isfinite(moments.df) & (moments.variance > 0)
-    z = np.full(means.shape, np.nan)
-    n_eff = np.full(means.shape, np.nan)
-    if ok.any():
-        z[ok] = t_quantile(1.0 - alpha / 2.0, np.maximum(moments.df[ok], 0.5))
-        n_eff[ok] = means[ok] * (1.0 - means[ok]) / moments.variance[ok]
-    w_lo, w_hi = wilson(means, n_eff, z)
-    return np.fmin(lo, np.maximum(w_lo, 0.0)), np.fmax(hi, np.minimum(w_hi, 1.0))
+    moments = replace(cr2(filled, present), mean=means)  # HC2: every task its own cluster, weights as sizes
+    b_lo, b_hi = bounded_interval(moments, kish(present, present > 0), alpha)
+    return np.fmin(lo, b_lo), np.fmax(hi, b_hi)
 
 
 def _intervals(
@@ -106,8 +99,9 @@ def _intervals(
     """Each model's mean, CI and why the CI tells nothing; and its Bell-McCaffrey df (NaN unclustered).
 
     0/1 scores get Wilson's interval (its clustered version with clustering on); other scores the
-    percentile bootstrap (below SMALL_SUITE tasks, or with task weights, its hull with the t-interval),
-    or with clustering on the CR2 t-interval on cluster totals.
+    percentile bootstrap (with task weights, its hull with the t-interval; below SMALL_SUITE tasks,
+    its hull with the bounded interval of mean_intervals.py), or with clustering on the CR2
+    t-interval on cluster totals.
     """
     present = matrix.present
     w = design.weight[None, :] if design.weight is not None else np.ones((1, present.shape[1]))
@@ -128,13 +122,13 @@ def _intervals(
         lo, hi = percentile_interval(theta, alpha)
         if design.weight is not None:
             lo, hi = weighted_hull(filled * w, wp, means, lo, hi, alpha, bounds=(0.0, 1.0))
-        else:
-            for m in np.flatnonzero(~binary):
-                notes[m] = _ci_note(matrix.scores[m, present[m]])
-            # An interval of all-equal scores stays the degenerate bootstrap one.
-            small = np.flatnonzero(_small(n, binary, notes))
-            if small.size:
-                lo[small], hi[small] = _small_suite(filled[small], wp[small], means[small], lo[small], hi[small], alpha)
+        for m in np.flatnonzero(~binary):
+            notes[m] = _ci_note(matrix.scores[m, present[m]])
+        # An interval of all-equal scores stays the degenerate bootstrap one.
+        small = np.flatnonzero(_small(n, binary, notes))
+        if small.size:
+            weighted = (filled * w)[small]
+            lo[small], hi[small] = _small_suite(weighted, wp[small], means[small], lo[small], hi[small], alpha)
         if binary.any():
             z = np.full(int(binary.sum()), NormalDist().inv_cdf(1.0 - alpha / 2.0))
             lo[binary], hi[binary] = wilson(means[binary], n_eff[binary], z)
@@ -164,13 +158,61 @@ def _intervals(
     return means, np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0), notes, moments.df
 
 
+def category_intervals(
+    matrix: ScoreMatrix, design: Design, alpha: float
+) -> tuple[FloatArray, FloatArray, NDArray[np.int64]]:
+    """Each model's interval of each category mean (models, categories): lo, hi and its task count.
+
+    The bounded interval of mean_intervals.py over the category's tasks (a model has one mean per
+    category, so there is no bootstrap to hull with); 0/1 scores Wilson's, as a model's. The
+    category's tasks are its units whatever ``cluster-by`` says: the category is fixed, its tasks
+    sampled. NaN with one task, or with every (continuous) score equal: ``category_note`` says which.
+    """
+    models, categories = len(matrix.model_ids), len(matrix.categories)
+    rows, tasks = np.nonzero(matrix.present)
+    group = rows * categories + matrix.category_index[rows, tasks]
+    groups = models * categories
+    values = matrix.scores[rows, tasks]
+    weight = design.weight[tasks] if design.weight is not None else None
+    moments = task_moments(values, weight, group, groups)
+    n = moments.clusters
+    n_kish = n.astype(np.float64)
+    if weight is not None:
+        total = np.bincount(group, weights=weight, minlength=groups)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            n_kish = total * total / np.bincount(group, weights=weight * weight, minlength=groups)
+    lo, hi = bounded_interval(moments, n_kish, alpha, t_one_by_one=True)
+    # Equal scores (by the one tie rule) have no spread to read, whatever rounding left in V.
+    low, high = np.full(groups, np.inf), np.full(groups, -np.inf)
+    np.minimum.at(low, group, values)
+    np.maximum.at(high, group, values)
+    with np.errstate(invalid="ignore"):
+        flat = np.abs(high - low) <= np.maximum(TIE_REL_TOL * np.maximum(np.abs(low), np.abs(high)), TIE_ABS_TOL)
+    lo[flat], hi[flat] = np.nan, np.nan
+    binary = np.bincount(group, weights=((values != 0.0) & (values != 1.0)).astype(np.float64), minlength=groups)
+    binary = (binary == 0) & (n >= 2)
+    if binary.any():
+        z = np.full(int(binary.sum()), NormalDist().inv_cdf(1.0 - alpha / 2.0))
+        lo[binary], hi[binary] = wilson(moments.mean[binary], n_kish[binary], z)
+    shape = (models, categories)
+    return lo.reshape(shape), hi.reshape(shape), n.reshape(shape)
+
+
+def category_note(lo: float, tasks: int) -> str | None:
+    """Why a category mean has no interval: one task ("n=1"), or every score equal; None when it has one."""
+    if tasks == 1:
+        return "n=1"
+    return "all equal" if math.isnan(lo) else None
+
+
 def model_rows(
     matrix: ScoreMatrix, theta: FloatArray | None, alpha: float, rank_by: RankBy, design: Design
 ) -> tuple[list[LeaderboardRow], FloatArray, FloatArray]:
     means, lo, hi, ci_notes, df = _intervals(matrix, theta, alpha, design)
     binary = binary_models(matrix)
-    widened = _small(matrix.present.sum(axis=1), binary, ci_notes) & (design.cluster is None) & (design.weight is None)
+    widened = _small(matrix.present.sum(axis=1), binary, ci_notes) & (design.cluster is None)
     rates, completed = _win_rates(matrix)
+    cat_lo, cat_hi, cat_n = category_intervals(matrix, design, alpha)
     rows = []
     for m in _order(matrix.model_ids, means, rates, rank_by):
         own = matrix.present[m]
@@ -180,6 +222,7 @@ def model_rows(
         counts = np.bincount(cats, minlength=len(matrix.categories))
         totals = np.bincount(cats, weights=w, minlength=len(matrix.categories))
         categories = {matrix.categories[c]: float(sums[c] / totals[c]) for c in np.flatnonzero(counts)}
+        notes = {matrix.categories[c]: category_note(cat_lo[m, c], int(cat_n[m, c])) for c in np.flatnonzero(counts)}
         rows.append(
             LeaderboardRow(
                 model_id=matrix.model_ids[m],
@@ -190,6 +233,12 @@ def model_rows(
                 tasks_completed=int(completed[m]),
                 categories=categories,
                 category_tasks={matrix.categories[c]: int(counts[c]) for c in np.flatnonzero(counts)},
+                category_ci={
+                    matrix.categories[c]: (float(cat_lo[m, c]), float(cat_hi[m, c]))
+                    for c in np.flatnonzero(counts)
+                    if notes[matrix.categories[c]] is None
+                },
+                category_ci_notes={c: note for c, note in notes.items() if note is not None},
                 ci_note=ci_notes[m],
                 ci_method=WIDENED if widened[m] else _CI_METHODS[(design.cluster is not None, bool(binary[m]))],
             )
