@@ -22,7 +22,11 @@ per-cluster differences spread unequally. The figure is the one ``analyse(cluste
 (the typical pair, the level in force); a fresh suite of C clusters for the named pair, its true
 difference set to x, is tested as the statistics test it (the CR2 t-test where 2 / 2^C cannot reach the
 family's first level 0.05 / 10, else the cluster sign-flip; either way with the CR2 interval excluding 0).
-"before" is the figure the sign-flip power gave (none at 6 and 8 clusters: "cannot detect").
+"before" is the figure the sign-flip power gave (none at 6 and 8 clusters: "cannot detect"). The gate:
+four models re-run, each PR score its baseline's plus the model's own per-cluster change and task noise
+(the same spreads), ``compare(cluster_by="cluster")`` one-sided over the four (the CR2 t-test where
+1 / 2^C cannot reach 0.05 / 4: at 6 clusters); a fresh re-run of the named model with its true change
+set to a drop of x.
 
     python benchmarks/bench_power.py --reps 200
     python benchmarks/bench_power.py --clustered --reps 200
@@ -38,6 +42,7 @@ from statistics import NormalDist
 import numpy as np
 
 from leaderboard import EvalRun, analyse
+from leaderboard.stats.comparison import compare
 from leaderboard.stats.family import family_members
 from leaderboard.stats.paired import cluster_figures, decide, sign_flip
 from leaderboard.stats.power import ClusterTest, detectable_for, typical
@@ -182,16 +187,66 @@ def clustered_rates(c: int, reps: int) -> tuple[np.ndarray, np.ndarray, float]:
     return hits.mean(axis=1), shown, test.t_test_at(c)
 
 
-def clustered_main(reps: int) -> None:
+def rerun(rng: np.random.Generator, base: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """A PR's scores of the first four models: each baseline score plus the model's own change."""
+    c = int(g.max()) + 1
+    own = CLUSTER_TAU[:4, None] * rng.normal(0, 1, (4, c))[:, g]
+    return np.clip(base[:4] + own + CLUSTER_SIGMA[:4, None] * rng.normal(0, 1, (4, g.size)), 0.0, 1.0)
+
+
+def gate_rates(c: int, reps: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """As clustered_rates, for the gate: a drop of x in the named model, one-sided at the printed level."""
+    big_base, big_g = clustered_suite(np.random.default_rng(4322), 20_000)
+    big = rerun(np.random.default_rng(4323), big_base, big_g) - big_base[:4]
+    rng = np.random.default_rng(2000 + c)
+    test = ClusterTest(2 * ALPHA / 4, 6)
+    hits, xs = np.zeros((2, reps)), np.full((2, reps), np.nan)
+    ids = [f"m{m}" for m in range(4)]
+
+    def runs_of(scores: np.ndarray, g: np.ndarray) -> list[EvalRun]:
+        return [
+            EvalRun(ids[m], f"t{t:04d}", "acc", float(scores[m, t]), cluster=f"k{g[t]:02d}")
+            for m in range(4)
+            for t in range(g.size)
+        ]
+
+    for r in range(reps):
+        base, g = clustered_suite(rng, c)
+        pr = rerun(rng, base, g)
+        d = compare(
+            runs_of(base[:4], g), runs_of(pr, g), b=400, alpha=ALPHA, seed=r, cluster_by="cluster", correction="holm"
+        ).detectable
+        assert d is not None
+        i = ids.index(d.pair[0])
+        totals, sizes = cluster_sums(pr[i] - base[i], g, c)
+        before = detectable_for(
+            totals[0], sizes[0], d.level, two_sided=False, seed=r, pair=d.pair, sd=d.sd, unit="cluster"
+        )
+        xs[:, r] = before.difference, d.difference
+        fresh_base, fg = clustered_suite(rng, c)
+        change = rerun(rng, fresh_base, fg)[i] - fresh_base[i] - float(big[i].mean())
+        for k, x in enumerate(xs[:, r]):
+            if not math.isfinite(x):
+                continue
+            t, s = cluster_sums(change - x, fg, c)
+            p = cluster_figures(t, t, s, ALPHA).t_p if test.t_test_at(c) else sign_flip(t)[0]
+            hits[k, r] = bool(t.sum() < 0 and p[0] / 2 <= d.level)
+    shown = np.array([float(np.mean(row[np.isfinite(row)])) if np.isfinite(row).any() else math.nan for row in xs])
+    return hits.mean(axis=1), shown, test.t_test_at(c)
+
+
+def clustered_main(reps: int, *, gate_only: bool = False) -> None:
     print(f"{'clusters':<10} {'before':>14} {'after':>14}  mean x before/after  test")
-    for c in (6, 8, 12, 30):
-        start = time.perf_counter()
-        rate, x, t_test = clustered_rates(c, reps)
-        se = np.sqrt(rate * (1 - rate) / reps)
-        shown = "  ".join(f"{100 * v:5.1f}% ± {100 * e:3.1f}" for v, e in zip(rate, se, strict=True))
-        test = "CR2 t" if t_test else "sign-flip"
-        elapsed = (time.perf_counter() - start) / reps
-        print(f"{c:<10} {shown}  {x[0]:.3f}/{x[1]:.3f}  {test}  {elapsed:.2f} s/rep", flush=True)
+    cells = ((clustered_rates, "pairs"), (gate_rates, "gate"))
+    for rates, what in cells[1:] if gate_only else cells:
+        for c in (6, 8, 12, 30):
+            start = time.perf_counter()
+            rate, x, t_test = rates(c, reps)
+            se = np.sqrt(rate * (1 - rate) / reps)
+            shown = "  ".join(f"{100 * v:5.1f}% ± {100 * e:3.1f}" for v, e in zip(rate, se, strict=True))
+            test = "CR2 t" if t_test else "sign-flip"
+            elapsed = (time.perf_counter() - start) / reps
+            print(f"{what} {c:<4} {shown}  {x[0]:.3f}/{x[1]:.3f}  {test}  {elapsed:.2f} s/rep", flush=True)
 
 
 def main() -> None:
@@ -199,9 +254,10 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=200)
     parser.add_argument("--only", choices=("continuous", "binary"), help="one kind of scores")
     parser.add_argument("--clustered", action="store_true", help="the clustered designs (6 to 30 clusters)")
+    parser.add_argument("--gate", action="store_true", help="with --clustered: the gate only")
     args = parser.parse_args()
     if args.clustered:
-        clustered_main(args.reps)
+        clustered_main(args.reps, gate_only=args.gate)
         return
     print(f"{'cell':<24} {'before (top pair)':>20} {'before (named)':>18} {'after (named)':>18}  mean x old/new  s/rep")
     for binary in (False, True):
