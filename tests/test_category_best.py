@@ -62,3 +62,49 @@ def test_the_document_says_how_a_best_is_named() -> None:
     text = render_report(analyse(suite({"code": 40, "math": 40}, {"code": 0.2, "math": 0.005})))
     assert "named only when it is ahead of every other model in the category" in text
     assert "no clear best" in text
+
+
+def spanning(clusters: int, lead: float | np.ndarray, seed: int = 0, models: int = 4) -> list[EvalRun]:
+    """Two categories, each over ``clusters`` clusters of 10 tasks; m00 leads by ``lead`` (one per cluster, or
+    the same in every cluster) over models that score alike."""
+    rng = np.random.default_rng(seed)
+    runs = []
+    for category in ("code", "math"):
+        g = np.repeat(np.arange(clusters), 10)
+        base = rng.uniform(0.3, 0.6, g.size)
+        for m in range(models):
+            own = np.broadcast_to(lead, (clusters,))[g] if m == 0 else 0.0
+            scores = np.clip(base + own + rng.normal(0, 0.01, g.size), 0, 1)
+            runs += [
+                EvalRun(f"m{m:02d}", f"{category}-{t}", "acc", float(s), category=category, cluster=f"r{g[t]}")
+                for t, s in enumerate(scores)
+            ]
+    return runs
+
+
+def test_a_lead_from_one_cluster_is_named_per_task_but_not_on_the_categorys_clusters() -> None:
+    # m00 is far ahead on one of eight clusters' ten tasks and a little behind on the rest.
+    runs = spanning(8, np.array([0.5, -0.01, -0.01, -0.01, -0.01, -0.01, -0.01, -0.01]))
+    assert claims(analyse(runs))["code"].named
+    clustered = claims(analyse(runs, cluster_by="cluster"))["code"]
+    assert clustered.clusters == 8 and clustered.why is NoBest.NOT_SEPARATED
+
+
+def test_a_clear_lead_on_six_clusters_is_named_by_the_cr2_t_test_where_the_sign_flip_cannot_reach() -> None:
+    board = analyse(spanning(6, 0.2), cluster_by="cluster")
+    claim = claims(board)["code"]
+    # Six one-sided comparisons: 0.05 / 6 is below the sign-flip's smallest one-sided p, 1 / 2^6.
+    assert claim.level == 0.05 / 6 and claim.level < 1 / 2**6
+    assert claim.named and claim.clusters == 6 and claim.p <= claim.level
+    assert "the CR2 t-test where it cannot reach that level" in render_report(board)
+
+
+def test_a_category_on_fewer_clusters_than_a_claim_needs_names_no_winner() -> None:
+    board = analyse(spanning(4, 0.3), cluster_by="cluster")
+    assert claims(board)["code"].why is NoBest.FEW_CLUSTERS
+    assert "no winner named (too few clusters)" in render_report(board)
+
+
+def test_a_category_that_is_its_own_cluster_keeps_its_tasks_as_the_units() -> None:
+    board = analyse(suite({"code": 40, "math": 40}, {"code": 0.2, "math": 0.2}), cluster_by="category")
+    assert all(c.named and c.clusters == 0 for c in claims(board).values())

@@ -78,23 +78,32 @@ def test_clustered_comparison_minimum_detectable_change_is_sized_by_clusters_not
     assert comparison_dict(clustered)["detectable"]["unit"] == "cluster"  # type: ignore[index]
 
 
-def test_too_few_clusters_for_the_level_in_force_detect_no_difference_of_any_size() -> None:
-    # 6 models, 7 clusters: Holm's level for an unseparated pair is 0.05 / 15, which a sign-flip
-    # test of 7 clusters (smallest p 2 / 128) can never reach.
+def test_fewer_clusters_than_a_claim_needs_detect_no_difference_of_any_size() -> None:
+    # 6 models, 5 clusters: below the 6 clusters any clustered claim at alpha 0.05 needs, whatever the test.
     rng = np.random.default_rng(5)
-    g = np.repeat(np.arange(7), 6)
+    g = np.repeat(np.arange(5), 6)
     runs = [r for m in range(6) for r in _runs(f"m{m}", rng.random(g.size), g)]
     board = analyse(runs, cluster_by="category")
     d = board.detectable()
     assert d is not None and not d.reachable
-    assert (d.n_shared, d.fewest) == (7, 10)
+    assert (d.n_shared, d.fewest) == (5, 6)
     sentence = detectable_sentence(d, name=str)
-    assert sentence.startswith("With 7 shared clusters this suite cannot detect a difference of any size")
-    assert "needs at least 10 clusters" in sentence
+    assert sentence.startswith("With 5 shared clusters this suite cannot detect a difference of any size")
+    assert "a clustered claim needs at least 6 clusters" in sentence
     assert sentence.rstrip(".") in render_report(board)  # the document may point on to the warning below
     report = json.loads(render_json(board))
     assert report["detectable"]["difference"] is None
-    assert report["detectable"]["fewest"] == 10
+    assert report["detectable"]["fewest"] == 6
+
+
+def test_clusters_the_sign_flip_cannot_bring_to_the_level_in_force_get_the_cr2_t_tests_figure() -> None:
+    # 6 models, 7 clusters: Holm's first level 0.05 / 15 is below the sign-flip's smallest p (2 / 128), so
+    # the pairs are tested by the CR2 t-test, and the figure is that test's power.
+    rng = np.random.default_rng(5)
+    g = np.repeat(np.arange(7), 6)
+    runs = [r for m in range(6) for r in _runs(f"m{m}", rng.random(g.size), g)]
+    d = analyse(runs, cluster_by="category").detectable()
+    assert d is not None and d.reachable and d.t_test and (d.n_shared, d.fewest) == (7, 6)
 
 
 def test_models_unchanged_against_the_baseline_promise_no_detectable_change() -> None:

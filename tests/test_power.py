@@ -13,7 +13,15 @@ from scipy import stats
 from leaderboard import EvalRun, analyse
 from leaderboard.report.json_report import render_json
 from leaderboard.report.reasons import detectable_sentence
-from leaderboard.stats.power import _binary_power, _saddlepoint_p, minimum_detectable, typical, units_needed
+from leaderboard.stats.comparison import compare
+from leaderboard.stats.power import (
+    ClusterTest,
+    _binary_power,
+    _saddlepoint_p,
+    minimum_detectable,
+    typical,
+    units_needed,
+)
 from leaderboard.stats.significance import sign_flip_test
 
 
@@ -98,3 +106,61 @@ def test_zero_one_scores_get_the_exact_power_of_the_mcnemar_test() -> None:
     scores = (rng.random((3, 80)) < np.array([[0.5], [0.6], [0.7]])).astype(float)
     d = analyse(_records(scores)).detectable()
     assert d is not None and d.exact and 0 < d.difference < 1
+
+
+def _cluster_runs(clusters: int, seed: int) -> list[EvalRun]:
+    """Five models of unequal spread on ``clusters`` clusters of 20 tasks, each model a little ahead on some."""
+    rng = np.random.default_rng(seed)
+    g = np.repeat(np.arange(clusters), 20)
+    base = 0.5 + rng.normal(0, 0.1, clusters)[g] + rng.uniform(-0.2, 0.2, g.size)
+    runs = []
+    for m in range(5):
+        own = (0.02 + 0.02 * m) * rng.normal(0, 1, clusters)[g] + (0.05 + 0.05 * m) * rng.normal(0, 1, g.size)
+        scores = np.clip(base + own, 0, 1)
+        runs += [EvalRun(f"m{m}", f"t{t:04d}", "acc", float(s), cluster=f"k{g[t]:02d}") for t, s in enumerate(scores)]
+    return runs
+
+
+def test_a_clustered_pair_tested_by_the_cr2_t_test_gets_that_tests_figure_not_cannot_detect() -> None:
+    sums = np.random.default_rng(9).normal(0.0, 1.0, 8)
+    sizes = np.full(8, 20.0)
+    # Ten pairs: 2 / 2^8 is above Holm's first level 0.005, so the statistics run the CR2 t-test here.
+    test = ClusterTest(0.005, 6)
+    assert test.t_test_at(8) and math.isnan(minimum_detectable(sums, 0.005, sizes=sizes)[0])
+    x, exact = minimum_detectable(sums, 0.005, sizes=sizes, clusters=test)
+    assert math.isfinite(x) and not exact
+
+
+def test_the_clustered_figure_asks_for_the_student_quantile_at_the_bell_mccaffrey_df() -> None:
+    sums = stats.norm.ppf((np.arange(6) + 0.5) / 6)  # six equal clusters: df 5, spread exactly as drawn
+    sizes = np.full(6, 20.0)
+    se = sums.std(ddof=1) / math.sqrt(6) / 20.0  # the CR2 SE of the mean per task, equal clusters
+    x, _ = minimum_detectable(sums, 0.005, sizes=sizes, clusters=ClusterTest(0.005, 6))
+    normal = (stats.norm.ppf(0.9975) + stats.norm.ppf(0.8)) * se
+    # 80% power needs the shift past the t critical value at df 5 (4.77 SEs), well past the normal 3.65.
+    assert x > stats.t.ppf(0.9975, 5) * se > 1.2 * normal
+
+
+def test_the_clusters_needed_for_min_effect_are_counted_with_the_test_each_size_gets() -> None:
+    sums = np.random.default_rng(10).normal(0.0, 1.0, 8)
+    sizes = np.full(8, 20.0)
+    test = ClusterTest(0.005, 6)
+    x, _ = minimum_detectable(sums, 0.005, sizes=sizes, clusters=test)
+    needed = units_needed(sums, x, 0.005, sizes=sizes, clusters=test)
+    assert 6 <= needed <= 11  # about the eight there are (the sign-flip takes over from 9)
+    assert units_needed(sums, 10 * x, 0.005, sizes=sizes, clusters=test) == 6  # never below a claim's fewest
+
+
+def test_a_clustered_leaderboard_on_eight_clusters_prints_the_cr2_figure_for_its_typical_pair() -> None:
+    board = analyse(_cluster_runs(8, 11), cluster_by="cluster", correction="holm")
+    d = board.detectable()
+    assert d is not None and d.unit == "cluster" and d.t_test and d.reachable and 0 < d.difference < 1
+    sentence = detectable_sentence(d, name=str)
+    assert "the power of the CR2 t-test at its Bell-McCaffrey df" in sentence
+    assert f"With 8 shared clusters this suite detects a difference of about ±{d.difference:.3g}" in sentence
+
+
+def test_the_clustered_gate_on_six_clusters_prints_the_cr2_figure_for_its_typical_model() -> None:
+    base, pr = _cluster_runs(6, 12), _cluster_runs(6, 13)
+    change = compare(base, pr, b=400, alpha=0.05, seed=0, cluster_by="cluster", correction="holm").detectable
+    assert change is not None and change.t_test and not change.two_sided and math.isfinite(change.difference)

@@ -65,7 +65,7 @@ def reason_text(reason: Reason) -> str:
 def detectable_sentence(d: Detectable, what: str = "difference", *, name: Callable[[str], str]) -> str:
     """What the suite can resolve at the level in force, in one sentence, naming the pair it is computed for
     (``name`` shows a model id in the document's markup)."""
-    if d.unit == "cluster" and d.reachable and not d.df >= FEW_DF and not d.exact:
+    if d.unit == "cluster" and d.reachable and not d.df >= FEW_DF and not d.exact and not d.t_test:
         # At a handful of effective df the few sign patterns and t quantiles leave far larger differences
         # unresolved than any figure from the typical pair's spread says.
         return (
@@ -76,7 +76,8 @@ def detectable_sentence(d: Detectable, what: str = "difference", *, name: Callab
     if not d.reachable:
         return (
             f"With {d.n_shared:,} shared {d.unit}s this suite cannot detect a {what} of any size at this "
-            f"level ({d.level:.3g}{sides}): a sign-flip test needs at least {d.fewest:,} {d.unit}s "
+            f"level ({d.level:.3g}{sides}): {'a sign-flip test' if d.unit == 'task' else 'a clustered claim'} "
+            f"needs at least {d.fewest:,} {d.unit}s "
             "to reach it."
         )
     units = "per-task differences" if d.unit == "task" else "per-cluster differences"
@@ -85,6 +86,8 @@ def detectable_sentence(d: Detectable, what: str = "difference", *, name: Callab
     how = (
         f"the exact power of the McNemar test at that {typical}'s discordant share"
         if d.exact
+        else f"the power of the CR2 t-test at its Bell-McCaffrey df, simulated from that {typical}'s {units}"
+        if d.t_test
         else f"the power of the test run here, simulated from that {typical}'s {units}"
     )
     sentence = (
@@ -120,6 +123,8 @@ def no_best_words(why: NoBest | None) -> str:
         return f"no winner named (< {MIN_TASKS} tasks)"
     if why is NoBest.ONE_MODEL:
         return "one model"
+    if why is NoBest.FEW_CLUSTERS:
+        return "no winner named (too few clusters)"
     return "no clear best"
 
 
@@ -138,6 +143,12 @@ def category_best_sentence(board: Leaderboard) -> str | None:
             f"in the table is at most {board.alpha:g})"
             if family
             else " (each comparison on its own)"
+        )
+        + (
+            " (the category's clusters the units: the cluster sign-flip test, or the CR2 t-test where it cannot "
+            "reach that level)"
+            if any(t.clusters for t in tested)
+            else ""
         )
         + f"; with fewer than {MIN_TASKS} tasks no winner is named. Otherwise the row says no clear best."
     )

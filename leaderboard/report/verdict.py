@@ -95,7 +95,7 @@ def resolution(board: Leaderboard) -> str:
     unit = "cluster" if board.clustering is not None else "task"
     if d is None or math.isnan(d.difference) or not d.reachable:
         return f"this suite has too few shared {unit}s to resolve a gap this small"
-    if d.unit == "cluster" and not d.df >= FEW_DF:
+    if d.unit == "cluster" and not d.df >= FEW_DF and not d.t_test:
         return "this suite has too few effective clusters to resolve a gap this small"
     return f"this suite cannot resolve a gap this small; it detects about ±{magnitude_text(d.difference)}"
 

@@ -12,6 +12,14 @@ one per category). With ``correction="none"``, each comparison is held to alpha 
 
 Fewer than MIN_TASKS tasks name no winner: a sign-flip test of 4 tasks cannot reach alpha = 0.05
 two-sided, and the mean of a handful of tasks says little about the category.
+
+With ``cluster-by`` on, a category whose tasks span clusters (``cluster-by: cluster`` with repositories
+across task types, say) is tested on its clusters, as the pairs are: each comparison is the cluster
+sign-flip test of the summed differences in the category's clusters where its smallest one-sided p
+(1 / 2^C) can reach the level, else the CR2 t-test at the Bell-McCaffrey df (stats/paired.py); the
+choice reads C and the level, never p. Fewer than min_tasks(alpha) clusters name no winner (no pair
+on so few clusters is claimed either). A category that is a cluster of its own (``cluster-by:
+category``) is a claim about its own tasks: they stay the units.
 """
 
 from __future__ import annotations
@@ -22,12 +30,14 @@ from enum import IntEnum
 import numpy as np
 from numpy.typing import NDArray
 
+from .clustering import Grouping
 from .design import Design
 from .family import Correction
 from .matrix import ScoreMatrix
-from .paired import differences, sign_flip
+from .paired import cluster_figures, differences, sign_flip
 from .resampling import FloatArray
-from .ties import TIE_ABS_TOL, tie_key
+from .significance import min_tasks
+from .ties import TIE_ABS_TOL, TIE_REL_TOL, tie_key
 
 MIN_TASKS = 5
 # The runner-up is tested exactly only when a normal approximation's one-sided z reaches this (p < 0.1):
@@ -42,6 +52,7 @@ class NoBest(IntEnum):
     TIED = 2  # two or more models share the top mean
     NOT_SEPARATED = 3  # the leader is not ahead of every other model at the level in force
     ONE_MODEL = 4  # a single model ran the category: there is no one to be best among
+    FEW_CLUSTERS = 5  # clustered: the category's tasks span fewer than min_tasks(alpha) clusters
 
 
 @dataclass(frozen=True)
@@ -54,6 +65,7 @@ class CategoryBest:
     why: NoBest | None
     p: float  # the largest one-sided p of the leader's comparisons (NaN when none was tested)
     level: float  # the one-sided level each comparison was held to
+    clusters: int = 0  # the clusters the comparisons were tested on (0: the category's tasks were the units)
 
     @property
     def named(self) -> bool:
@@ -68,15 +80,19 @@ def _worst_p(
     others: NDArray[np.int64],
     seed: int,
     alpha: float,
-    comparisons: int,
+    level: float,
+    grouping: Grouping | None,
 ) -> float:
     """The largest one-sided p of ``leader`` ahead of each of ``others`` on the tasks both ran in the category.
 
-    One-sided: half the sign-flip p in the direction of the leader's lead (which reaches any level the
-    ``comparisons`` at alpha need).
+    One-sided: half the sign-flip p in the direction of the leader's lead (which reaches any ``level``),
+    or with ``grouping`` the clustered test of :func:`_worst_clustered_p`.
     """
     d = differences(scores, cells, np.full(others.size, leader), others)
     flipped = d.tied * (w[None, :] if w is not None else 1.0)
+    if grouping is not None:
+        return _worst_clustered_p(d.raw * (w[None, :] if w is not None else 1.0), flipped, d.shared, w, grouping,
+                                  alpha, level, screen=others.size == 1)  # fmt: skip
     n = d.shared.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = flipped.sum(axis=1) / n
@@ -87,6 +103,39 @@ def _worst_p(
         return 1.0
     p_two, _ = sign_flip(flipped)
     ahead = (flipped.sum(axis=1) > TIE_ABS_TOL) & (d.shared.sum(axis=1) > 0)
+    return float(np.where(ahead, p_two / 2.0, 1.0).max())
+
+
+def _worst_clustered_p(
+    raw: FloatArray,
+    flipped: FloatArray,
+    shared: NDArray[np.bool_],
+    w: FloatArray | None,
+    grouping: Grouping,
+    alpha: float,
+    level: float,
+    *,
+    screen: bool,
+) -> float:
+    """The largest one-sided p of the leader ahead of each model, the units the category's clusters.
+
+    The test is the pairs' choice (stats/paired.py clustered_p): the cluster sign-flip where its smallest
+    one-sided p, 1 / 2^C over C non-zero cluster sums, reaches ``level``; else the CR2 t-test. A model
+    sharing fewer than min_tasks(alpha) of the category's clusters with the leader is not separated from it.
+    """
+    sizes = grouping.sums(np.where(shared, w[None, :] if w is not None else 1.0, 0.0))
+    totals = grouping.sums(flipped)
+    # The tie rule per task (at most 1e-9 a task for scores on [0, 1]) bounds a tied cluster's sum.
+    totals = np.where(np.abs(totals) <= TIE_REL_TOL * sizes, 0.0, totals)
+    figures = cluster_figures(grouping.sums(raw), totals, sizes, alpha)
+    with np.errstate(invalid="ignore"):
+        # The CR2 t's one-sided p above 0.1 (t < 1.28 at any df): far from separated, as unclustered.
+        if screen and not figures.t_p[0] / 2.0 < 0.1:
+            return 1.0
+    nonzero = np.count_nonzero(totals, axis=1)
+    sign_p, _ = sign_flip(totals)
+    p_two = np.where(np.exp2(-nonzero.astype(np.float64)) > level, figures.t_p, sign_p)
+    ahead = (totals.sum(axis=1) > TIE_ABS_TOL) & (figures.clusters >= min_tasks(alpha)) & np.isfinite(p_two)
     return float(np.where(ahead, p_two / 2.0, 1.0).max())
 
 
@@ -106,6 +155,7 @@ def category_best(
     comparisons = sum(int(models[c].size) - 1 for c in candidates)
     scores = np.where(present, matrix.scores, 0.0)
     w = design.weight
+    spans = _cluster_counts(design, [cells.any(axis=0) for cells in in_category])
     out = []
     for c in range(n_categories):
         cells = in_category[c]
@@ -129,12 +179,30 @@ def category_best(
         if keys.count(top) > 1:
             out.append(CategoryBest(matrix.categories[c], name, tasks[c], NoBest.TIED, np.nan, level))
             continue
+        grouping = design.onehot if spans[c] else None
+        if spans[c] and spans[c] < min_tasks(alpha):
+            out.append(CategoryBest(matrix.categories[c], name, tasks[c], NoBest.FEW_CLUSTERS, np.nan, level, spans[c]))
+            continue
         # The runner-up first: in most categories it is not separated, and the rest need no test.
         rest = np.argsort(-means[who != leader], kind="stable")
         others = who[who != leader][rest]
-        worst = _worst_p(scores, cells, w, leader, others[:1], seed, alpha, comparisons)
+        worst = _worst_p(scores, cells, w, leader, others[:1], seed, alpha, level, grouping)
         if worst <= level and others.size > 1:
-            worst = max(worst, _worst_p(scores, cells, w, leader, others[1:], seed, alpha, comparisons))
+            worst = max(worst, _worst_p(scores, cells, w, leader, others[1:], seed, alpha, level, grouping))
         why = None if worst <= level else NoBest.NOT_SEPARATED
-        out.append(CategoryBest(matrix.categories[c], name, tasks[c], why, worst, level))
+        out.append(CategoryBest(matrix.categories[c], name, tasks[c], why, worst, level, spans[c]))
     return tuple(out)
+
+
+def _cluster_counts(design: Design, members: list[NDArray[np.bool_]]) -> list[int]:
+    """Per category (its tasks ``members``), the clusters its claims are tested on: 0 when its tasks are the
+    units (no clustering, or the category is a cluster of its own: ``cluster-by: category``), else how many
+    clusters its tasks span (a category inside a larger cluster spans 1: it can name no winner)."""
+    if design.cluster is None:
+        return [0] * len(members)
+    counts = []
+    for member in members:
+        inside = np.unique(design.cluster[member])
+        own = inside.size == 1 and not np.any(np.isin(design.cluster, inside) & ~member)
+        counts.append(0 if own else int(inside.size))
+    return counts

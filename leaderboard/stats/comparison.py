@@ -57,7 +57,7 @@ from .paired import (
     weighted_hull,
 )
 from .parameters import check_resamples
-from .power import Detectable, detectable_for, typical
+from .power import ClusterTest, Detectable, detectable_for, typical
 from .resampling import FloatArray, encode_ids, keyed_rng, percentile_interval, resampled_means
 from .significance import METHOD_NAMES, min_tasks
 from .ties import TIE_ABS_TOL
@@ -198,10 +198,10 @@ def compare(
         lo, hi = cluster.ci_lo, cluster.ci_hi
     member = (n > 0) & family_members(np.count_nonzero(tested_rows, axis=1), 2.0 * alpha)  # one-sided: 1 / 2^k <= alpha
     p, method = sign_flip(tested_rows)
+    # One-sided, p / 2 meets alpha / m: the two-sided p must reach 2 alpha / m.
+    reach = alpha if two_sided else 2.0 * alpha / max(1, int(member.sum()))
     if cluster is not None:
-        # One-sided, p / 2 meets alpha / m: the two-sided p must reach 2 alpha / m.
-        level = alpha if two_sided else 2.0 * alpha / max(1, int(member.sum()))
-        p, method = clustered_p(p, method, cluster.t_p, np.count_nonzero(tested_rows, axis=1), member, level)
+        p, method = clustered_p(p, method, cluster.t_p, np.count_nonzero(tested_rows, axis=1), member, reach)
     tie_free = np.where(unchanged | (np.abs(delta) <= TIE_ABS_TOL), 0.0, delta)
     decisions = decide(
         p, member, alpha, correction, one_sided_rows=None if two_sided else tested_rows, down=tie_free < 0
@@ -292,6 +292,7 @@ def compare(
             two_sided,
             seed,
             min_effect,
+            ClusterTest(reach, fewest),
         ),
     )
 
@@ -307,6 +308,7 @@ def _detectable(
     two_sided: bool,
     seed: int,
     min_effect: float | None,
+    clusters: ClusterTest,
 ) -> Detectable | None:
     """The typical model's (the median spread's) minimum detectable change at ``level``, from its own units."""
     units = cluster.clusters if cluster is not None else n
@@ -320,6 +322,7 @@ def _detectable(
     found = detectable_for(
         values, unit_sizes, level, two_sided=two_sided, seed=seed, pair=(models[k],), sd=float(spread[k]),
         unit="task" if cluster is None else "cluster", min_effect=min_effect,
+        clusters=None if cluster is None else clusters,
     )  # fmt: skip
     if cluster is not None and np.isfinite(cluster.df[k]):
         return replace(found, df=float(np.min(cluster.df[np.isfinite(cluster.df)])))

@@ -27,7 +27,7 @@ from .paired import (
     reason_codes,
     sign_flip,
 )
-from .power import Detectable, detectable_for, typical
+from .power import ClusterTest, Detectable, detectable_for, typical
 from .resampling import FloatArray, percentile_interval
 from .significance import METHOD_NAMES, min_tasks
 from .ties import TIE_REL_TOL, tie_key
@@ -326,10 +326,10 @@ def pair_table(
     n_shared = cols["n_shared"]
     nonzero, t_p = cols.pop("nonzero"), cols.pop("t_p")
     member = (n_shared > 0) & family_members(nonzero, alpha)
+    # The family's strictest level (Holm's first step) decides where the cluster sign-flip cannot reach it.
+    reach = alpha if correction == "none" else alpha / max(1, int(member.sum()))
     if clustered:
-        # The family's strictest level (Holm's first step) decides where the sign-flip cannot reach it.
-        level = alpha if correction == "none" else alpha / max(1, int(member.sum()))
-        p_set, method_set = clustered_p(cols["p_value"], cols["method"], t_p, nonzero, member, level)
+        p_set, method_set = clustered_p(cols["p_value"], cols["method"], t_p, nonzero, member, reach)
         cols["p_value"] = np.where(n_shared > 0, p_set, np.nan)
         cols["method"] = method_set
     decisions = decide(cols["p_value"], member, alpha, correction)
@@ -347,10 +347,11 @@ def pair_table(
         a, b = ranked[pos_a[typical_pair : typical_pair + 1]], ranked[pos_b[typical_pair : typical_pair + 1]]
         values, sizes = _tested_units(scores, present, a, b, design)
         level = decisions.level
+        tested_as = ClusterTest(reach, min_tasks(alpha)) if clustered else None
         found = detectable_for(
             values, sizes, level, two_sided=True, seed=engine.seed, min_effect=min_effect,
             pair=(ids[int(pos_a[typical_pair])], ids[int(pos_b[typical_pair])]), sd=float(spread[typical_pair]),
-            unit="cluster" if clustered else "task",
+            unit="cluster" if clustered else "task", clusters=tested_as,
         )  # fmt: skip
     return PairTable(ids, cols, alpha, correction, clustered=clustered, detectable=found)
 

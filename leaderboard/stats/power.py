@@ -12,6 +12,13 @@ figure is computed for one named pair, from that pair's own per-unit differences
   larger) and each discordant unit in the direction of the shift with probability
   (psi + delta) / (2 psi), the power is the sum over K of the binomial probability that the
   exact sign test rejects at the level.
+* **Clustered, where the statistics run the CR2 t-test** (the cluster sign-flip's smallest p, 2 / 2^C,
+  cannot reach the family's strictest level: stats/paired.py clustered_p): simulation from the observed
+  cluster sums, as below, with the CR2 t-test itself in each resample: t = mean / sqrt(V) against
+  Student's t at that resample's Bell-McCaffrey df (it moves with the resampled cluster sizes), so the
+  figure carries the few df's heavy tails that a sign-flip or normal power would leave out. Which test
+  a suite of n clusters gets is read from n and the family, as the statistics read it; below the fewest
+  clusters a claim needs (min_tasks(alpha)) nothing is detectable.
 * **Any other differences**: simulation from the observed differences. R resamples of the
   units, centred (and rescaled by sqrt(n / (n - 1)), so that their spread is the sample's
   unbiased one), plus a shift delta (delta times the unit's size, for clusters). The test is
@@ -41,6 +48,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from .clustering import cr2, t_two_sided_p
 from .resampling import keyed_rng
 from .significance import quantised, sign_flip_test
 
@@ -66,6 +74,20 @@ Unit = Literal["task", "cluster"]
 
 
 @dataclass(frozen=True)
+class ClusterTest:
+    """How the clustered statistics test a row of C non-zero cluster sums: the cluster sign-flip where its
+    smallest p (2 / 2^C) reaches ``reach`` (two-sided: the family's strictest level, Holm's alpha / m), else
+    the CR2 t-test; with fewer than ``fewest`` shared clusters (min_tasks(alpha)) nothing is claimed."""
+
+    reach: float
+    fewest: int
+
+    def t_test_at(self, clusters: int) -> bool:
+        """Whether a row of ``clusters`` non-zero cluster sums is tested by the CR2 t-test (C alone decides)."""
+        return 2.0 / 2.0 ** min(clusters, 1100) > self.reach
+
+
+@dataclass(frozen=True)
 class Detectable:
     """What the suite can resolve for the pair ``pair`` (two model ids; one model id for a change
     against its baseline): with ``n_shared`` shared units (tasks, or clusters when the statistics flip
@@ -82,12 +104,14 @@ class Detectable:
     unit: Unit = "task"
     # The smallest Bell-McCaffrey df among the clustered pairs counted (inf unclustered or unknown).
     df: float = math.inf
-    fewest: int = 1  # the fewest non-zero units whose sign-flip test can reach the level at all
+    fewest: int = 1  # the fewest units with which the test can reach the level at all
     pair: tuple[str, ...] = ()
     exact: bool = False
     min_effect: float | None = None
     # Units of this pair's kind that detect ``min_effect`` with ``power`` (-1: more than MAX_UNITS).
     units_for_effect: int | None = None
+    # Clustered: the figure is the CR2 t-test's power at its Bell-McCaffrey df (the test run on this pair).
+    t_test: bool = False
 
     @property
     def reachable(self) -> bool:
@@ -328,18 +352,50 @@ def _analytic_power(
     return normal.cdf((direction * mean_t - z) / scale)
 
 
+def _cluster_resamples(centred: FloatArray, sizes: FloatArray, n: int, seed: int) -> tuple[FloatArray, FloatArray]:
+    """R resamples of n clusters: (centred sums, each drawn as uncertain as the spread's estimate; sizes)."""
+    rng = keyed_rng(seed, [b"cr2 power", n.to_bytes(8, "little"), centred.size.to_bytes(8, "little")])
+    at = rng.integers(0, centred.size, (POWER_RESAMPLES, n))
+    df = max(1, centred.size - 1)
+    spread = np.sqrt(df / rng.chisquare(df, POWER_RESAMPLES))
+    return centred[at] * spread[:, None], sizes[at]
+
+
+def _t_test_power(values: FloatArray, sizes: FloatArray, shift: float, level: float, direction: int) -> float:
+    """Share of resamples whose CR2 t-test (at each one's Bell-McCaffrey df) rejects at the shift."""
+    moments = cr2(values + shift * sizes, sizes)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = np.where(moments.variance > 0, moments.mean / np.sqrt(moments.variance), np.nan)
+    p = t_two_sided_p(t, moments.df)  # NaN (no t: every sum on its mean) never rejects
+    if direction == 0:
+        return float(np.mean(p <= level))
+    return float(np.mean((p / 2.0 <= level) & (direction * t > 0)))
+
+
 def _power_at(
-    values: FloatArray, sizes: FloatArray, n: int, level: float, direction: int, seed: int
+    values: FloatArray,
+    sizes: FloatArray,
+    n: int,
+    level: float,
+    direction: int,
+    seed: int,
+    clusters: ClusterTest | None = None,
 ) -> tuple[Callable[[float], float], bool, float]:
     """(the power at n units as a function of the shift, in score units toward ``direction`` or +; whether
-    it is exact; the largest shift the units allow: a 0/1 pair's discordant share)."""
+    it is exact; the largest shift the units allow: a 0/1 pair's discordant share). ``clusters``: the units
+    are clusters, tested as the clustered statistics choose at n."""
+    toward = -1.0 if direction < 0 else 1.0
+    if clusters is not None and n < clusters.fewest:
+        return lambda shift: 0.0, False, math.inf
+    if clusters is not None and clusters.t_test_at(n):
+        x, s = _cluster_resamples(_centred(values, sizes), sizes, n, seed)
+        return lambda shift: _t_test_power(x, s, toward * shift, level, direction), False, math.inf
     step = _binary_step(values) if np.all(sizes == 1.0) else None
     if step is not None:
         psi = float(np.count_nonzero(values)) / values.size
         # The sign test is symmetric: a drop is as detectable as a rise of the same size.
         return lambda shift: _binary_power(n, psi, shift / step, level, direction == 0), True, step
     centred = _centred(values, sizes)
-    toward = -1.0 if direction < 0 else 1.0
     if n > ANALYTIC_FROM:
         return lambda shift: _analytic_power(centred, sizes, n, toward * shift, level, direction), False, math.inf
     r = _resamples(centred, sizes, n, seed)
@@ -347,17 +403,25 @@ def _power_at(
 
 
 def minimum_detectable(
-    values: FloatArray, level: float, *, sizes: FloatArray | None = None, direction: int = 0, seed: int = 0
+    values: FloatArray,
+    level: float,
+    *,
+    sizes: FloatArray | None = None,
+    direction: int = 0,
+    seed: int = 0,
+    clusters: ClusterTest | None = None,
 ) -> tuple[float, bool]:
     """(the shift detected with POWER by the test at ``level`` over these units, whether exactly computed).
 
-    ``values``: the pair's tested units (per-task differences, or cluster sums with their ``sizes``);
-    ``direction`` 0 two-sided, -1 a drop (the gate), +1 a rise. NaN when no shift reaches POWER.
+    ``values``: the pair's tested units (per-task differences, or cluster sums with their ``sizes`` and the
+    clustered test choice ``clusters``); ``direction`` 0 two-sided, -1 a drop (the gate), +1 a rise. NaN
+    when no shift reaches POWER.
     """
     sizes = np.ones(values.size) if sizes is None else sizes
-    if values.size < fewest_at(level, two_sided=direction == 0):
-        return math.nan, _binary_step(values) is not None
-    power, exact, most = _power_at(values, sizes, values.size, level, direction, seed)
+    fewest = fewest_at(level, two_sided=direction == 0) if clusters is None else clusters.fewest
+    if values.size < fewest:
+        return math.nan, clusters is None and _binary_step(values) is not None
+    power, exact, most = _power_at(values, sizes, values.size, level, direction, seed, clusters)
     scale = float(np.sqrt(np.mean(_centred(values, sizes) ** 2))) / max(float(sizes.mean()), NO_SPREAD)
     hi = min(most, max(scale, NO_SPREAD))
     while power(hi) < POWER:
@@ -381,13 +445,15 @@ def units_needed(
     sizes: FloatArray | None = None,
     direction: int = 0,
     seed: int = 0,
+    clusters: ClusterTest | None = None,
 ) -> int:
     """The fewest units of this pair's kind that detect ``effect`` with POWER at ``level`` (-1: more than
-    MAX_UNITS), the units drawn from these ``values`` (centred) and shifted by ``effect``."""
+    MAX_UNITS), the units drawn from these ``values`` (centred) and shifted by ``effect``; clustered, each
+    size tested as the statistics would test it (``clusters``)."""
     sizes = np.ones(values.size) if sizes is None else sizes
 
     def enough(n: int) -> bool:
-        power, _, most = _power_at(values, sizes, n, level, direction, seed)
+        power, _, most = _power_at(values, sizes, n, level, direction, seed, clusters)
         return effect <= most and power(effect) >= POWER
 
     lo, hi = 1, 2
@@ -412,17 +478,22 @@ def detectable_for(
     sd: float,
     unit: Unit = "task",
     min_effect: float | None = None,
+    clusters: ClusterTest | None = None,
 ) -> Detectable:
     """The named pair's minimum detectable difference at ``level`` (one-sided: a drop), and the units that
-    detect ``min_effect``, from the pair's tested units (``values``, with their ``sizes``)."""
+    detect ``min_effect``, from the pair's tested units (``values``, with their ``sizes``); ``clusters``:
+    the units are clusters, tested as the clustered statistics choose."""
     direction = 0 if two_sided else -1
-    fewest = fewest_at(level, two_sided=two_sided)
+    fewest = fewest_at(level, two_sided=two_sided) if clusters is None else clusters.fewest
     n = int(values.size)
-    difference, exact = minimum_detectable(values, level, sizes=sizes, direction=direction, seed=seed)
+    difference, exact = minimum_detectable(
+        values, level, sizes=sizes, direction=direction, seed=seed, clusters=clusters
+    )
     needed = None
     if min_effect is not None:
-        needed = units_needed(values, min_effect, level, sizes=sizes, direction=direction, seed=seed)
+        needed = units_needed(values, min_effect, level, sizes=sizes, direction=direction, seed=seed, clusters=clusters)
     return Detectable(
         n_shared=n, sd=sd, level=float(level), two_sided=two_sided, difference=difference, unit=unit,
         fewest=fewest, pair=pair, exact=exact, min_effect=min_effect, units_for_effect=needed,
+        t_test=clusters is not None and n >= clusters.fewest and clusters.t_test_at(n),
     )  # fmt: skip
