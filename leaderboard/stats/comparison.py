@@ -36,6 +36,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..records import EvalRun, Reason, Why
+from ..run_columns import RunColumns
 from ..trials import collapse_trials
 from .clustering import CLUSTER_BY, ClusterBy, Grouping, cluster_of, onehot_of
 from .family import (
@@ -196,6 +197,11 @@ def _check(b: int, alpha: float, tolerance: float, correction: str) -> None:
         raise ValueError(f"tolerance must be a number from 0 to 1 (score units), got {tolerance!r}")
 
 
+def _listed(runs: Sequence[EvalRun]) -> Sequence[EvalRun]:
+    """The runs as a list, or as columns when they are: the score matrix reads columns as they are."""
+    return runs if isinstance(runs, RunColumns) else list(runs)
+
+
 def _side(runs: Sequence[EvalRun]) -> ScoreMatrix | None:
     # Like the leaderboard: trials averaged per task and failed calls dropped first, so tasks are the cases.
     scored = collapse_trials(runs)
@@ -234,6 +240,8 @@ def _this_runs_design(
     # A task's cluster and weight are this run's, as the leaderboard reads them: a PR may regroup or
     # reweigh tasks (or add clusters the base branch never recorded), and only shared tasks enter the
     # test, so the baseline's labels are not needed; how many shared tasks they differ on is said.
+    if cluster_by == "none" and weights != "apply":
+        return None, None, 0, 0  # neither read: no record is needed (nor built, when the runs are columns)
     this_run = [r for r in runs if not r.failed and r.score is not None]
     base_scored = [r for r in baseline_runs if not r.failed and r.score is not None]
     shared_at = np.flatnonzero(shared.any(axis=0)).tolist()
@@ -343,7 +351,7 @@ def compare(
         raise ValueError(f"weights must be one of {', '.join(TASK_WEIGHTS)}, got {weights!r}")
     if fail_on_regression:
         correction = "holm"
-    base, pr = _side(list(baseline_runs)), _side(list(runs))
+    base, pr = _side(_listed(baseline_runs)), _side(_listed(runs))
     base_models = set(base.model_ids) if base else set()
     pr_models = set(pr.model_ids) if pr else set()
     base_tasks = set(base.task_ids) if base else set()
