@@ -19,19 +19,13 @@ pytest.importorskip("duckdb")
 
 
 def suite(path: Path, shift: float, models: int = 3, tasks: int = 60, only: str = "") -> RunColumns:
-    lines = [
-        json.dumps(
-            {
-                "model_id": f"model-{m}",
-                "task_id": f"task-{t:03d}{only if t % 7 == 0 else ''}",
-                "metric_name": "acc",
-                "score": round(((m * 7 + t * 3) % 10) / 10 * (1 - shift) + shift * (t % 2), 3),
-                "category": f"c{t % 4}",
-            }
-        )  # fmt: skip
-        for m in range(models)
-        for t in range(tasks)
-    ]
+    def record(m: int, t: int) -> str:
+        task = f"task-{t:03d}{only if t % 7 == 0 else ''}"
+        score = round(((m * 7 + t * 3) % 10) / 10 * (1 - shift) + shift * (t % 2), 3)
+        return json.dumps({"model_id": f"model-{m}", "task_id": task, "metric_name": "acc", "score": score,
+                           "category": f"c{t % 4}"})  # fmt: skip
+
+    lines = [record(m, t) for m in range(models) for t in range(tasks)]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     runs = load_runs([str(path)])
     assert isinstance(runs, RunColumns)
