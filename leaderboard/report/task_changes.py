@@ -98,7 +98,8 @@ def _value(x: float) -> str:
 def _delta(d: float) -> str:
     """Signed, with as many decimals (up to 12) as it takes not to print 0 for a move."""
     decimals = 3
-    while decimals < MAX_DECIMALS and round(abs(d), decimals) == 0:
+    # A move of at least 0.001 never rounds to 0 at 3 decimals: the loop is for the smaller ones.
+    while abs(d) < 0.001 and decimals < MAX_DECIMALS and round(abs(d), decimals) == 0:
         decimals += 1
     text = f"{abs(d):.{decimals}f}"
     return f"{MINUS if d < 0 else '+'}{text}"
@@ -106,10 +107,12 @@ def _delta(d: float) -> str:
 
 def _values(base: float, pr: float) -> str:
     """base → PR, each with enough decimals to differ."""
+    shown_base, shown_pr = f"{base:.3f}", f"{pr:.3f}"
     decimals = 3
-    while decimals < MAX_DECIMALS and f"{base:.{decimals}f}" == f"{pr:.{decimals}f}":
+    while decimals < MAX_DECIMALS and shown_base == shown_pr:
         decimals += 1
-    return f"{base:.{decimals}f} → {pr:.{decimals}f}"
+        shown_base, shown_pr = f"{base:.{decimals}f}", f"{pr:.{decimals}f}"
+    return f"{shown_base} → {shown_pr}"
 
 
 def counts_text(m: ModelTaskChanges) -> str:
@@ -193,12 +196,15 @@ def _table(moves: Moves, limit: int | None, on_base: OnBase | None = None) -> li
     rows = len(moves) if limit is None else min(limit, len(moves))
     lines = ["| Task | Category | Base → PR | Δ |", "|:-----|:---------|:---------:|--:|"]
     flaky = moves.flaky
+    # One pass over plain tuples: a full document's table may have millions of rows.
+    task_ids, categories, base, pr = moves.task_ids, moves.categories, moves.base, moves.pr
     for k in range(rows):
-        task = _cell(moves.task_ids[k]) + _mark(bool(flaky and flaky[k])) + _base_mark(moves.task_ids[k], on_base)
-        delta = moves.pr[k] - moves.base[k]
-        lines.append(
-            f"| {task} | {_cell(moves.categories[k])} | {_values(moves.base[k], moves.pr[k])} | {_delta(delta)} |"
-        )
+        task = _cell(task_ids[k])
+        if flaky and flaky[k]:
+            task += _mark(True)
+        if on_base is not None:
+            task += _base_mark(task_ids[k], on_base)
+        lines.append(f"| {task} | {_cell(categories[k])} | {_values(base[k], pr[k])} | {_delta(pr[k] - base[k])} |")
     return lines
 
 
