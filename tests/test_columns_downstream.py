@@ -11,6 +11,7 @@ import pytest
 from leaderboard import load_runs
 from leaderboard.pipeline import Options, run
 from leaderboard.report.markdown import _visible, md_code, visible
+from leaderboard.report.task_changes import _plain_cells
 from leaderboard.run_columns import RunColumns
 from leaderboard.stats.comparison import compare
 from leaderboard.stats.task_changes import task_changes
@@ -63,3 +64,23 @@ def test_visible_is_the_per_character_escape_whatever_the_text(text: str) -> Non
 
 def test_a_code_span_without_backticks_is_fenced_by_one() -> None:
     assert md_code("task-1") == "`task-1`" and md_code("a`b") == "``a`b``"
+
+
+@pytest.mark.parametrize(
+    ("texts", "plain"),
+    [
+        (["task-1", "a b", "x/y.z"], True),
+        (["task-1", ""], False),
+        (["ok", " lead"], False),
+        (["ok", "pi|pe"], False),
+        (["ok", "back`tick"], False),
+        (["ok", "é"], False),
+        (["ok", "tab\there"], False),
+    ],
+)
+def test_ids_are_found_plain_only_when_each_code_span_is_the_id_in_single_backticks(
+    texts: list[str], plain: bool
+) -> None:
+    assert _plain_cells(texts) is plain
+    if plain:
+        assert all(md_code(t) == f"`{t}`" for t in texts)

@@ -218,10 +218,15 @@ def _aligned(
     if side is None or not models:
         return scores, present, categories
     m_of = {m: i for i, m in enumerate(side.model_ids)}
-    t_of = {t: i for i, t in enumerate(side.task_ids)}
     rows = np.array([m_of[m] for m in models], dtype=np.intp)
-    known = [k for k, t in enumerate(tasks) if t in t_of]
-    columns = np.array([t_of[tasks[k]] for k in known], dtype=np.intp)
+    known: slice | list[int]
+    if tuple(side.task_ids) == tuple(tasks):
+        # Both runs have the same tasks (the common case): every column is its own, found without a lookup.
+        known, columns = slice(None), np.arange(len(tasks), dtype=np.intp)
+    else:
+        t_of = {t: i for i, t in enumerate(side.task_ids)}
+        known = [k for k, t in enumerate(tasks) if t in t_of]
+        columns = np.array([t_of[tasks[k]] for k in known], dtype=np.intp)
     scores[:, known] = side.scores[np.ix_(rows, columns)]
     present[:, known] = side.present[np.ix_(rows, columns)]
     categories[:, known] = side.category_index[np.ix_(rows, columns)]
