@@ -44,12 +44,15 @@ _MAX_FLOAT = 1.7976931348623157e308
 # Escapes of UTF-16 surrogates: JSON allows them, but a lone one is not text DuckDB keeps as Python does.
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abAB]")
 
+# A read from one file keeps the lines' order in the table it fills (DuckDB preserves insertion order, on
+# every thread), so a row's line is its rowid + 1: the read may use every core and needs no window over it.
 _TABLE = """
-CREATE TEMP TABLE records AS SELECT
-    row_number() OVER () AS line, model_id AS model, task_id AS task, metric_name AS metric, score,
+CREATE TEMP TABLE lines AS SELECT
+    model_id AS model, task_id AS task, metric_name AS metric, score,
     COALESCE(category, 'general') AS category, COALESCE(weight, 1.0) AS weight
 FROM read_json($path, format = 'newline_delimited', columns = $columns)
 """
+_NUMBERED = "CREATE TEMP VIEW records AS SELECT rowid + 1 AS line, * FROM lines"
 # Each line's keys and the JSON type of each field, in one parse of the line. DuckDB fails on a field written
 # twice but ignores the keys it was not asked for, so a line with any key besides the fields it gives (a
 # call field, another key, a key twice, a field set to null) is one the fast path does not vouch for.
@@ -99,13 +102,12 @@ def read_jsonl(handle: BinaryIO, name: str, sink: Sink) -> RunColumns | None:
     con = None
     try:
         con = _connect(duckdb, link)
-        # Counting is the same in any order: this pass may use every core; the typed read keeps the lines' order.
         con.execute(f"SET threads = {max(1, os.cpu_count() or 1)}")
         typed = con.execute(_TYPES, {"path": link, "paths": _PATHS}).fetchone()
         if typed is None or typed[0] != lines or typed[1] != 0 or lines == 0:
             return None  # a blank line, or a line the fast path cannot vouch for
-        con.execute("SET threads = 1")
         con.execute(_TABLE, {"path": link, "columns": _COLUMNS})
+        con.execute(_NUMBERED)
         valued = con.execute(_VALUES).fetchone()
         if valued is None or valued[0] != lines or valued[1] != 0:
             return None
@@ -145,8 +147,9 @@ def coded(con: Any, name: str) -> RunColumns | None:
 def _connect(duckdb: Any, path: str) -> Any:
     """An in-memory DuckDB that may read ``path`` and nothing else (no other file, no network)."""
     con = duckdb.connect(":memory:")
-    # One thread: the line numbers are the rows' order, and the statistics that follow are the work.
+    # One thread unless a read asks for more; the rows keep the file's order whatever the threads (line numbers).
     con.execute("SET threads = 1")
+    con.execute("SET preserve_insertion_order = true")
     con.execute("SET enable_progress_bar = false")
     con.execute("SET autoinstall_known_extensions = false")
     con.execute("SET autoload_known_extensions = false")
