@@ -3,6 +3,7 @@
     python benchmarks/bench_load.py                          # 50 models x 10,000 tasks (500,000 records)
     python benchmarks/bench_load.py --models 2 --tasks 200000
     python benchmarks/bench_load.py --wheels                 # also the wheel sizes (pip download --no-deps)
+    python benchmarks/bench_load.py --models 2 --tasks 1000000 --no-candidates --with-baseline
 
 One synthetic EvalRun JSONL file (about 55 MB at the default size) and the same records as Parquet are
 written to a temporary folder, then read by every candidate in this process, each once after a warm-up
@@ -41,13 +42,15 @@ from leaderboard.formats import evalrun  # noqa: E402
 WHEELS = ("pyarrow", "msgspec", "orjson", "polars", "polars-runtime-32", "duckdb", "fastparquet", "pandas")
 
 
-def write_suite(folder: Path, models: int, tasks: int) -> Path:
-    """An EvalRun JSONL file: every model on every task, scores on 0-1, seven categories."""
+def write_suite(folder: Path, models: int, tasks: int, seed: int = 0, name: str = "runs.jsonl") -> Path:
+    """An EvalRun JSONL file: every model on every task, scores on 0-1, seven categories (``seed``: the noise;
+    the models' skills and the tasks' difficulties are the same for every seed, as a baseline's would be)."""
     rng = np.random.default_rng(0)
     skill = rng.uniform(0.3, 0.7, models)
     difficulty = rng.uniform(0.0, 1.0, tasks)
-    scores = np.clip(0.5 * skill[:, None] + 0.5 * difficulty[None, :] + rng.normal(0, 0.1, (models, tasks)), 0, 1)
-    path = folder / "runs.jsonl"
+    noise = np.random.default_rng(seed).normal(0, 0.1, (models, tasks))
+    scores = np.clip(0.5 * skill[:, None] + 0.5 * difficulty[None, :] + noise, 0, 1)
+    path = folder / name
     with path.open("w") as out:
         for m in range(models):
             model = f"org/model-{m:04d}"
@@ -183,12 +186,14 @@ print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)
 """
 
 
-def run_cli(data: Path, folder: Path, code: Path = ROOT) -> tuple[float, float] | None:
+def run_cli(data: Path, folder: Path, code: Path = ROOT, baseline: Path | None = None) -> tuple[float, float] | None:
     """Wall seconds and peak MiB of ``python -m leaderboard DATA --json out`` as a child process, the
-    package taken from ``code`` (a checkout)."""
+    package taken from ``code`` (a checkout); with ``baseline``, ``--baseline BASELINE`` too."""
     report = folder / f"{data.stem}-{code.name}-report.json"
     start = time.perf_counter()
     command = [sys.executable, "-c", _WRAPPER, str(data), "--json", str(report)]
+    if baseline is not None:
+        command += ["--baseline", str(baseline)]
     env = {**os.environ, "PYTHONPATH": str(code)}
     done = subprocess.run(command, cwd=code, capture_output=True, text=True, check=False, env=env)
     seconds = time.perf_counter() - start
@@ -225,6 +230,7 @@ def main() -> None:
     parser.add_argument("--no-cli", action="store_true", help="skip the whole-CLI runs")
     parser.add_argument("--before", type=Path, help="a checkout of the code before: its CLI is measured too")
     parser.add_argument("--no-candidates", action="store_true", help="only the project's loader and the floor")
+    parser.add_argument("--with-baseline", action="store_true", help="also the CLI with a baseline of the same size")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -246,13 +252,21 @@ def main() -> None:
         floor = min(columnar) if columnar else min(s for _, s in times.values())
         rows: list[tuple[str, float, str]] = [(n, s, "") for n, (_, s) in times.items()]
         if not args.no_cli:
-            runs = [(jsonl, ROOT, ""), (parquet, ROOT, "")]
+            baseline = write_suite(folder, args.models, args.tasks, 1, "baseline.jsonl") if args.with_baseline else None
+            runs: list[tuple[Path | None, Path, str, Path | None]] = [
+                (jsonl, ROOT, "", None),
+                (parquet, ROOT, "", None),
+            ]
+            if baseline is not None:
+                runs.append((jsonl, ROOT, ", with a baseline of as many records", baseline))
             if args.before is not None:
-                runs.append((jsonl, args.before.resolve(), ", before"))
-            for data, code, label in runs:
+                runs.append((jsonl, args.before.resolve(), ", before", None))
+                if baseline is not None:
+                    runs.append((jsonl, args.before.resolve(), ", with the baseline, before", baseline))
+            for data, code, label, base in runs:
                 if data is None:
                     continue
-                measured = run_cli(data, folder, code)
+                measured = run_cli(data, folder, code, base)
                 if measured is None:
                     continue
                 seconds, mib = measured
