@@ -182,13 +182,16 @@ if pid == 0:
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
     os.execv(sys.executable, [sys.executable, "-m", "leaderboard", *sys.argv[1:]])
 _, status, usage = os.wait4(pid, 0)
-print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)
+print(os.waitstatus_to_exitcode(status), usage.ru_maxrss, usage.ru_utime + usage.ru_stime)
 """
 
 
-def run_cli(data: Path, folder: Path, code: Path = ROOT, baseline: Path | None = None) -> tuple[float, float] | None:
-    """Wall seconds and peak MiB of ``python -m leaderboard DATA --json out`` as a child process, the
-    package taken from ``code`` (a checkout); with ``baseline``, ``--baseline BASELINE`` too."""
+def run_cli(
+    data: Path, folder: Path, code: Path = ROOT, baseline: Path | None = None
+) -> tuple[float, float, float] | None:
+    """Wall seconds, peak MiB and CPU seconds (user + system: steadier than the wall on a shared machine)
+    of ``python -m leaderboard DATA --json out`` as a child process, the package taken from ``code`` (a
+    checkout); with ``baseline``, ``--baseline BASELINE`` too."""
     report = folder / f"{data.stem}-{code.name}-report.json"
     start = time.perf_counter()
     command = [sys.executable, "-c", _WRAPPER, str(data), "--json", str(report)]
@@ -197,11 +200,11 @@ def run_cli(data: Path, folder: Path, code: Path = ROOT, baseline: Path | None =
     env = {**os.environ, "PYTHONPATH": str(code)}
     done = subprocess.run(command, cwd=code, capture_output=True, text=True, check=False, env=env)
     seconds = time.perf_counter() - start
-    code, peak_kib = (int(x) for x in done.stdout.split())
-    if code != 0:
+    status, peak_kib, cpu = done.stdout.split()
+    if int(status) != 0:
         print(f"the CLI failed on {data.name}: {done.stderr[-500:]}", file=sys.stderr)
         return None
-    return seconds, peak_kib / 1024
+    return seconds, int(peak_kib) / 1024, float(cpu)
 
 
 def wheel_sizes(folder: Path) -> dict[str, float]:
@@ -269,9 +272,9 @@ def main() -> None:
                 measured = run_cli(data, folder, code, base)
                 if measured is None:
                     continue
-                seconds, mib = measured
+                seconds, mib, cpu = measured
                 name = f"the whole CLI on {data.suffix[1:].upper()} (--json){label}"
-                rows.append((name, seconds, f"{mib:,.0f} MiB peak"))
+                rows.append((name, seconds, f"{mib:,.0f} MiB peak, CPU {cpu:.2f} s"))
         print(f"\n| {records:,} records | time | x fastest columnar JSONL read | memory |\n|---|---:|---:|---|")
         for name, seconds, extra in rows:
             print(f"| {name} | {seconds:.2f} s | {seconds / floor:.1f} | {extra} |")
