@@ -50,12 +50,23 @@ _DOMAIN = b"leaderboard-action resample v1\x00"
 
 
 def encode_ids(task_ids: Sequence[str]) -> list[bytes]:
-    """Length-prefixed UTF-8, so that no two task sets hash alike."""
+    """Length-prefixed UTF-8, so that no two task sets hash alike.
+
+    The last answer is kept: the leaderboard and the comparison encode the same million ids of a large suite.
+    """
+    global _last_encoded
+    ids = tuple(task_ids)
+    if _last_encoded is not None and _last_encoded[0] == ids:
+        return list(_last_encoded[1])
     out = []
-    for task_id in task_ids:
+    for task_id in ids:
         raw = task_id.encode("utf-8", "surrogatepass")
         out.append(len(raw).to_bytes(8, "little") + raw)
+    _last_encoded = (ids, tuple(out))
     return out
+
+
+_last_encoded: tuple[tuple[str, ...], tuple[bytes, ...]] | None = None
 
 
 def keyed_rng(seed: int, encoded_task_ids: Sequence[bytes]) -> np.random.Generator:

@@ -127,6 +127,8 @@ def _names(runs: Sequence[EvalRun], field: str) -> set[str]:
 
 def _coded(names: Sequence[str], codes: NDArray[np.int64], index: dict[str, int]) -> NDArray[np.int64]:
     """Codes into ``names`` recoded into ``index`` (-1 for a name not in it)."""
+    if len(names) == len(index) and tuple(index) == tuple(names):
+        return codes  # the same names in the same order (a run with every task): the codes are already these
     return np.array([index.get(n, -1) for n in names], dtype=np.int64)[codes]
 
 
