@@ -216,7 +216,13 @@ def _table(moves: Moves, limit: int | None, on_base: OnBase | None = None) -> li
             task += _mark(True)
         if on_base is not None:
             task += _base_mark(task_ids[k], on_base)
-        lines.append(f"| {task} | {_cell(categories[k])} | {_values(base[k], pr[k])} | {_delta(pr[k] - base[k])} |")
+        # _values and _delta, inlined for the common case (values apart at 3 decimals, a move of 0.001 or more).
+        b, p = base[k], pr[k]
+        shown_b, shown_p = f"{b:.3f}", f"{p:.3f}"
+        values = f"{shown_b} → {shown_p}" if shown_b != shown_p else _values(b, p)
+        d = p - b
+        delta = (f"{MINUS}{-d:.3f}" if d < 0 else f"+{d:.3f}") if abs(d) >= 0.001 else _delta(d)
+        lines.append(f"| {task} | {_cell(categories[k])} | {values} | {delta} |")
     return lines
 
 
