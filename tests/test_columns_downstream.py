@@ -3,17 +3,21 @@ into records, and give exactly what the same runs as records give."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from leaderboard import load_runs
+from leaderboard import EvalRun, analyse, load_runs
 from leaderboard.pipeline import Options, run
 from leaderboard.report.markdown import _visible, md_code, visible
 from leaderboard.report.task_changes import _plain_cells
 from leaderboard.run_columns import RunColumns
 from leaderboard.stats.comparison import compare
+from leaderboard.stats.resampling import EXACT_LIMIT
 from leaderboard.stats.task_changes import task_changes
 
 pytest.importorskip("duckdb")
@@ -84,3 +88,17 @@ def test_ids_are_found_plain_only_when_each_code_span_is_the_id_in_single_backti
     assert _plain_cells(texts) is plain
     if plain:
         assert all(md_code(t) == f"`{t}`" for t in texts)
+
+
+def test_a_comparison_over_more_tasks_than_the_exact_limit_is_the_leaderboards_pair_interval() -> None:
+    rng = np.random.default_rng(4)
+    tasks = EXACT_LIMIT + 200
+    base_scores, pr_scores = rng.random(tasks), np.clip(rng.random(tasks) + 0.02, 0, 1)
+    base = [EvalRun("m", f"t{t:05d}", "acc", float(base_scores[t])) for t in range(tasks)]
+    pr = [EvalRun("m", f"t{t:05d}", "acc", float(pr_scores[t])) for t in range(tasks)]
+    (change,) = compare(base, pr, b=400, alpha=0.05, seed=9, correction="none").models
+    as_pair = pr + [dataclasses.replace(r, model_id="base") for r in base]
+    (pair,) = analyse(as_pair, b=400, alpha=0.05, seed=9, correction="none").pairs
+    sign = 1.0 if pair.model_a == "m" else -1.0
+    lo, hi = sorted((sign * pair.ci_lo, sign * pair.ci_hi))
+    assert math.isclose(change.ci_lo, lo, abs_tol=1e-12) and math.isclose(change.ci_hi, hi, abs_tol=1e-12)

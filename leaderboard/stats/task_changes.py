@@ -125,6 +125,15 @@ def _names(runs: Sequence[EvalRun], field: str) -> set[str]:
     return set(map(attrgetter(field if field == "category" else field + "_id"), runs))
 
 
+def _same_sorted(base: Sequence[EvalRun], pr: Sequence[EvalRun]) -> list[str]:
+    """Both sides' task ids when they are columns with the same tasks, every one with a record (the columns'
+    names are sorted); empty otherwise, and the ids are gathered from the records."""
+    if not (isinstance(base, RunColumns) and isinstance(pr, RunColumns)) or base.tasks != pr.tasks:
+        return []
+    every = all(bool(np.bincount(side.task, minlength=len(side.tasks)).all()) for side in (base, pr))
+    return list(pr.tasks) if every and list(pr.tasks) == sorted(pr.tasks) else []
+
+
 def _coded(names: Sequence[str], codes: NDArray[np.int64], index: dict[str, int]) -> NDArray[np.int64]:
     """Codes into ``names`` recoded into ``index`` (-1 for a name not in it)."""
     if len(names) == len(index) and tuple(index) == tuple(names):
@@ -243,7 +252,7 @@ def task_changes(
     base_runs, pr_runs = _listed(baseline_runs), _listed(runs)
     in_both = sorted(_names(base_runs, "model") & _names(pr_runs, "model"))
     chosen = in_both if models is None else sorted(set(models) & set(in_both))
-    task_ids = sorted(_names(base_runs, "task") | _names(pr_runs, "task"))
+    task_ids = _same_sorted(base_runs, pr_runs) or sorted(_names(base_runs, "task") | _names(pr_runs, "task"))
     category_names = sorted(_names(base_runs, "category") | _names(pr_runs, "category"))
     m_of = {m: i for i, m in enumerate(chosen)}
     t_of = {t: i for i, t in enumerate(task_ids)}
