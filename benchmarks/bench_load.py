@@ -3,6 +3,7 @@
     python benchmarks/bench_load.py                          # 50 models x 10,000 tasks (500,000 records)
     python benchmarks/bench_load.py --models 2 --tasks 200000
     python benchmarks/bench_load.py --wheels                 # also the wheel sizes (pip download --no-deps)
+    python benchmarks/bench_load.py --models 2 --tasks 1000000 --no-candidates --with-baseline
 
 One synthetic EvalRun JSONL file (about 55 MB at the default size) and the same records as Parquet are
 written to a temporary folder, then read by every candidate in this process, each once after a warm-up
@@ -41,13 +42,15 @@ from leaderboard.formats import evalrun  # noqa: E402
 WHEELS = ("pyarrow", "msgspec", "orjson", "polars", "polars-runtime-32", "duckdb", "fastparquet", "pandas")
 
 
-def write_suite(folder: Path, models: int, tasks: int) -> Path:
-    """An EvalRun JSONL file: every model on every task, scores on 0-1, seven categories."""
+def write_suite(folder: Path, models: int, tasks: int, seed: int = 0, name: str = "runs.jsonl") -> Path:
+    """An EvalRun JSONL file: every model on every task, scores on 0-1, seven categories (``seed``: the noise;
+    the models' skills and the tasks' difficulties are the same for every seed, as a baseline's would be)."""
     rng = np.random.default_rng(0)
     skill = rng.uniform(0.3, 0.7, models)
     difficulty = rng.uniform(0.0, 1.0, tasks)
-    scores = np.clip(0.5 * skill[:, None] + 0.5 * difficulty[None, :] + rng.normal(0, 0.1, (models, tasks)), 0, 1)
-    path = folder / "runs.jsonl"
+    noise = np.random.default_rng(seed).normal(0, 0.1, (models, tasks))
+    scores = np.clip(0.5 * skill[:, None] + 0.5 * difficulty[None, :] + noise, 0, 1)
+    path = folder / name
     with path.open("w") as out:
         for m in range(models):
             model = f"org/model-{m:04d}"
@@ -156,6 +159,19 @@ def candidates(jsonl: Path, parquet: Path | None) -> dict[str, tuple[str, Callab
     return out
 
 
+def warm_up(folder: Path) -> None:
+    """DuckDB imported and its JSON reader run once on a small file: the first reader measured pays no start-up."""
+    small = write_suite(folder, 2, 10, name="warm-up.jsonl")
+    load_runs([str(small)])
+    try:
+        import duckdb
+
+        with duckdb.connect() as con:
+            con.execute(f"SELECT * FROM read_json('{small}', format='newline_delimited')").fetchnumpy()
+    except ImportError:
+        pass
+
+
 def write_parquet(jsonl: Path) -> Path | None:
     try:
         import duckdb
@@ -179,24 +195,29 @@ if pid == 0:
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
     os.execv(sys.executable, [sys.executable, "-m", "leaderboard", *sys.argv[1:]])
 _, status, usage = os.wait4(pid, 0)
-print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)
+print(os.waitstatus_to_exitcode(status), usage.ru_maxrss, usage.ru_utime + usage.ru_stime)
 """
 
 
-def run_cli(data: Path, folder: Path, code: Path = ROOT) -> tuple[float, float] | None:
-    """Wall seconds and peak MiB of ``python -m leaderboard DATA --json out`` as a child process, the
-    package taken from ``code`` (a checkout)."""
+def run_cli(
+    data: Path, folder: Path, code: Path = ROOT, baseline: Path | None = None
+) -> tuple[float, float, float] | None:
+    """Wall seconds, peak MiB and CPU seconds (user + system: steadier than the wall on a shared machine)
+    of ``python -m leaderboard DATA --json out`` as a child process, the package taken from ``code`` (a
+    checkout); with ``baseline``, ``--baseline BASELINE`` too."""
     report = folder / f"{data.stem}-{code.name}-report.json"
     start = time.perf_counter()
     command = [sys.executable, "-c", _WRAPPER, str(data), "--json", str(report)]
+    if baseline is not None:
+        command += ["--baseline", str(baseline)]
     env = {**os.environ, "PYTHONPATH": str(code)}
     done = subprocess.run(command, cwd=code, capture_output=True, text=True, check=False, env=env)
     seconds = time.perf_counter() - start
-    code, peak_kib = (int(x) for x in done.stdout.split())
-    if code != 0:
+    status, peak_kib, cpu = done.stdout.split()
+    if int(status) != 0:
         print(f"the CLI failed on {data.name}: {done.stderr[-500:]}", file=sys.stderr)
         return None
-    return seconds, peak_kib / 1024
+    return seconds, int(peak_kib) / 1024, float(cpu)
 
 
 def wheel_sizes(folder: Path) -> dict[str, float]:
@@ -225,6 +246,8 @@ def main() -> None:
     parser.add_argument("--no-cli", action="store_true", help="skip the whole-CLI runs")
     parser.add_argument("--before", type=Path, help="a checkout of the code before: its CLI is measured too")
     parser.add_argument("--no-candidates", action="store_true", help="only the project's loader and the floor")
+    parser.add_argument("--repeat", type=int, default=1, help="each reader's best of this many runs")
+    parser.add_argument("--with-baseline", action="store_true", help="also the CLI with a baseline of the same size")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -234,30 +257,40 @@ def main() -> None:
         print(f"{args.models} models x {args.tasks:,} tasks = {records:,} records; "
               f"JSONL {jsonl.stat().st_size / 1e6:.1f} MB"
               + (f", Parquet {parquet.stat().st_size / 1e6:.1f} MB" if parquet else ""))  # fmt: skip
+        warm_up(folder)
         times: dict[str, tuple[str, float]] = {}
         chosen = candidates(jsonl, parquet)
         if args.no_candidates:
             chosen = {n: c for n, c in chosen.items() if c[0] in ("project", "columnar") and "pyarrow" not in n}
         for name, (kind, reader) in chosen.items():
-            seconds, _ = timed(reader)
+            # The best of --repeat runs, in turn with the others': a shared machine's load falls on all alike.
+            seconds = min(timed(reader)[0] for _ in range(args.repeat))
             times[name] = (kind, seconds)
             print(f"  measured {name}: {seconds:.2f} s", file=sys.stderr, flush=True)
         columnar = [s for k, s in times.values() if k == "columnar"]
         floor = min(columnar) if columnar else min(s for _, s in times.values())
         rows: list[tuple[str, float, str]] = [(n, s, "") for n, (_, s) in times.items()]
         if not args.no_cli:
-            runs = [(jsonl, ROOT, ""), (parquet, ROOT, "")]
+            baseline = write_suite(folder, args.models, args.tasks, 1, "baseline.jsonl") if args.with_baseline else None
+            runs: list[tuple[Path | None, Path, str, Path | None]] = [
+                (jsonl, ROOT, "", None),
+                (parquet, ROOT, "", None),
+            ]
+            if baseline is not None:
+                runs.append((jsonl, ROOT, ", with a baseline of as many records", baseline))
             if args.before is not None:
-                runs.append((jsonl, args.before.resolve(), ", before"))
-            for data, code, label in runs:
+                runs.append((jsonl, args.before.resolve(), ", before", None))
+                if baseline is not None:
+                    runs.append((jsonl, args.before.resolve(), ", with the baseline, before", baseline))
+            for data, code, label, base in runs:
                 if data is None:
                     continue
-                measured = run_cli(data, folder, code)
+                measured = run_cli(data, folder, code, base)
                 if measured is None:
                     continue
-                seconds, mib = measured
+                seconds, mib, cpu = measured
                 name = f"the whole CLI on {data.suffix[1:].upper()} (--json){label}"
-                rows.append((name, seconds, f"{mib:,.0f} MiB peak"))
+                rows.append((name, seconds, f"{mib:,.0f} MiB peak, CPU {cpu:.2f} s"))
         print(f"\n| {records:,} records | time | x fastest columnar JSONL read | memory |\n|---|---:|---:|---|")
         for name, seconds, extra in rows:
             print(f"| {name} | {seconds:.2f} s | {seconds / floor:.1f} | {extra} |")

@@ -15,6 +15,7 @@ from .history_files import read_history
 from .loading import load_runs
 from .options import DEFAULT_ALPHA, DEFAULT_RESAMPLES, INPUTS, OPTIONS, Option
 from .pipeline import BaselineProblems, Options, Outcome, run
+from .records import EvalRun
 from .report.comparison import gate_line
 from .report.document import Commit, comment_body, full_markdown
 from .report.failures import failures_line
@@ -24,6 +25,7 @@ from .report.plain import plain_text
 from .report.plan import Compared, files_described, plan
 from .required import UnmatchedPatterns
 from .required import split_patterns as split_required
+from .run_columns import RunColumns
 from .stats.aggregation import min_resamples, resample_advice
 from .stats.history import MAX_HISTORY_RUNS, Earlier
 from .validation import InvalidEvalRuns, Problem, printable
@@ -177,7 +179,7 @@ def _run(args: argparse.Namespace) -> int:
             print(failed_line, file=sys.stderr)
         described = None
         if baseline is not None:
-            files = sorted({r.source.file for r in baseline if r.source is not None})
+            files = _files(baseline)
             described = Compared(files_described(files, len(baseline)))
         sections = plan(outcome, baseline=described, left_out=comment_note(session.report()))
         board = outcome.board
@@ -206,6 +208,13 @@ def _run(args: argparse.Namespace) -> int:
         # A terminal reads plain text; piped, or beside --comment, the markdown itself.
         sys.stdout.write(plain_text(document) if args.comment is None and sys.stdout.isatty() else document)
     return _gates(args, outcome)
+
+
+def _files(runs: Sequence[EvalRun]) -> list[str]:
+    """The files the runs were read from, sorted (the columns know theirs: no record is built)."""
+    if isinstance(runs, RunColumns):
+        return sorted(set(runs.files))
+    return sorted({r.source.file for r in runs if r.source is not None})
 
 
 def _history(args: argparse.Namespace, options: ReadOptions) -> Earlier | None:

@@ -27,6 +27,7 @@ from .options import (
 )
 from .records import EvalRun
 from .required import DEFAULT_REQUIRED_SCORE, RequiredCheck, check_required
+from .run_columns import RunColumns
 from .stats.aggregation import Leaderboard, RankBy, analyse, min_resamples
 from .stats.clustering import ClusterBy
 from .stats.comparison import Comparison, compare
@@ -227,8 +228,15 @@ def run(
         history,
         summary,
         fail_on_regression=options.fail_on_regression,
-        unit_scores=all(0.0 <= r.score <= 1.0 for r in runs if r.score is not None),
+        unit_scores=_unit_scores(runs),
     )
+
+
+def _unit_scores(runs: Sequence[EvalRun]) -> bool:
+    """Every score is in [0, 1]; columns are asked as columns, never turned into records."""
+    if isinstance(runs, RunColumns):
+        return bool(((runs.score >= 0.0) & (runs.score <= 1.0)).all())
+    return all(0.0 <= r.score <= 1.0 for r in runs if r.score is not None)
 
 
 def _resolved(options: Options, config: Config | None) -> Parameters:

@@ -28,7 +28,19 @@ from numpy.typing import NDArray
 
 from ..run_columns import RunColumns
 from .evalrun_records import Sink
-from .fast_columns import COLUMNS, PATHS, TABLE, TYPES, VALUES, coded, int64, through_duckdb, trailing_comma, utf8
+from .fast_columns import (
+    COLUMNS,
+    NUMBERED,
+    PATHS,
+    TABLE,
+    TYPES,
+    VALUES,
+    coded,
+    int64,
+    through_duckdb,
+    trailing_comma,
+    utf8,
+)
 
 _QUOTE, _OPEN, _FEED = (ord(c) for c in '"{\n')
 
@@ -50,6 +62,7 @@ def read_json_array(handle: BinaryIO, name: str, sink: Sink) -> RunColumns | Non
             return None
         con.execute("SET threads = 1")
         con.execute(TABLE, {**arguments, "columns": COLUMNS})
+        con.execute(NUMBERED)
         valued = con.execute(VALUES).fetchone()
         if valued is None or valued[0] != lines.size or valued[1] != 0:
             return None

@@ -38,13 +38,16 @@ COLUMNS = {
 PATHS = [f"$.{name}" for name in COLUMNS]
 _NUMBER = "('DOUBLE', 'BIGINT', 'UBIGINT')"
 
-# ``$format`` is DuckDB's: 'newline_delimited' (JSON lines) or 'array' (a JSON array of records).
+# ``$format`` is DuckDB's: 'newline_delimited' (JSON lines) or 'array' (a JSON array of records). A read from
+# one file keeps the records' order in the table it fills (DuckDB preserves insertion order, on every thread),
+# so a row's line is its rowid + 1 (NUMBERED, run after TABLE): the read needs no window over it.
 TABLE = """
-CREATE TEMP TABLE records AS SELECT
-    row_number() OVER () AS line, model_id AS model, task_id AS task, metric_name AS metric, score,
+CREATE TEMP TABLE lines AS SELECT
+    model_id AS model, task_id AS task, metric_name AS metric, score,
     COALESCE(category, 'general') AS category, COALESCE(weight, 1.0) AS weight
 FROM read_json($path, format = $format, columns = $columns)
 """
+NUMBERED = "CREATE TEMP VIEW records AS SELECT rowid + 1 AS line, * FROM lines"
 # Each line's keys and the JSON type of each field, in one parse of the line. DuckDB fails on a field written
 # twice but ignores the keys it was not asked for, so a line with any key besides the fields it gives (a
 # call field, another key, a key twice, a field set to null) is one the fast path does not vouch for.
@@ -99,8 +102,9 @@ def coded(con: Any, name: str) -> RunColumns | None:
 def connect(duckdb: Any, path: str) -> Any:
     """An in-memory DuckDB that may read ``path`` and nothing else (no other file, no network)."""
     con = duckdb.connect(":memory:")
-    # One thread: the line numbers are the rows' order, and the statistics that follow are the work.
+    # One thread unless a read asks for more; the rows keep the file's order whatever the threads (line numbers).
     con.execute("SET threads = 1")
+    con.execute("SET preserve_insertion_order = true")
     con.execute("SET enable_progress_bar = false")
     con.execute("SET autoinstall_known_extensions = false")
     con.execute("SET autoload_known_extensions = false")

@@ -43,6 +43,10 @@ def _visible(ch: str) -> str:
 
 def visible(text: str) -> str:
     """``text`` with every character that could hide, reorder or break a line shown as an escape."""
+    # isprintable() is False exactly for the categories escaped (Other and Separator but the ASCII
+    # space): most ids have none, and a million of them are then checked in C, not per character.
+    if text.isprintable():
+        return text
     return "".join(_visible(ch) for ch in text)
 
 
@@ -52,7 +56,7 @@ def md_code(text: str, *, table: bool = True) -> str:
     shown = visible(text)
     if table:
         shown = shown.replace("|", "\\|")
-    longest = max((len(run) for run in re.findall(r"`+", shown)), default=0)
+    longest = max((len(run) for run in re.findall(r"`+", shown)), default=0) if "`" in shown else 0
     fence = "`" * (longest + 1)
     # A space on each side keeps a leading/trailing backtick off the fence; CommonMark strips
     # exactly one each side, so it does not show. An all-space span keeps its spaces.

@@ -98,7 +98,8 @@ def _value(x: float) -> str:
 def _delta(d: float) -> str:
     """Signed, with as many decimals (up to 12) as it takes not to print 0 for a move."""
     decimals = 3
-    while decimals < MAX_DECIMALS and round(abs(d), decimals) == 0:
+    # A move of at least 0.001 never rounds to 0 at 3 decimals: the loop is for the smaller ones.
+    while abs(d) < 0.001 and decimals < MAX_DECIMALS and round(abs(d), decimals) == 0:
         decimals += 1
     text = f"{abs(d):.{decimals}f}"
     return f"{MINUS if d < 0 else '+'}{text}"
@@ -106,10 +107,12 @@ def _delta(d: float) -> str:
 
 def _values(base: float, pr: float) -> str:
     """base → PR, each with enough decimals to differ."""
+    shown_base, shown_pr = f"{base:.3f}", f"{pr:.3f}"
     decimals = 3
-    while decimals < MAX_DECIMALS and f"{base:.{decimals}f}" == f"{pr:.{decimals}f}":
+    while decimals < MAX_DECIMALS and shown_base == shown_pr:
         decimals += 1
-    return f"{base:.{decimals}f} → {pr:.{decimals}f}"
+        shown_base, shown_pr = f"{base:.{decimals}f}", f"{pr:.{decimals}f}"
+    return f"{shown_base} → {shown_pr}"
 
 
 def counts_text(m: ModelTaskChanges) -> str:
@@ -189,16 +192,37 @@ def _category_line(category: str, cells: list[str], totals: Counter[str]) -> str
     return f"- {_inline(category)} ({of}): " + ", ".join(cells)
 
 
+def _plain_cells(texts: Sequence[str]) -> bool:
+    """Every text is its own code span in a table (``md_code`` would fence it with one backtick and change
+    nothing): not empty, printable ASCII, no backtick or pipe, no space first. Checked over all at once in C."""
+    flat = "".join(texts)
+    lines = "\n".join(texts)
+    return (
+        all(texts) and flat.isascii() and flat.isprintable() and "`" not in flat and "|" not in flat
+        and not lines.startswith(" ") and "\n " not in lines
+    )  # fmt: skip
+
+
 def _table(moves: Moves, limit: int | None, on_base: OnBase | None = None) -> list[str]:
     rows = len(moves) if limit is None else min(limit, len(moves))
     lines = ["| Task | Category | Base → PR | Δ |", "|:-----|:---------|:---------:|--:|"]
     flaky = moves.flaky
+    # One pass over plain tuples: a full document's table may have millions of rows.
+    task_ids, categories, base, pr = moves.task_ids, moves.categories, moves.base, moves.pr
+    plain = _plain_cells(task_ids[:rows])
     for k in range(rows):
-        task = _cell(moves.task_ids[k]) + _mark(bool(flaky and flaky[k])) + _base_mark(moves.task_ids[k], on_base)
-        delta = moves.pr[k] - moves.base[k]
-        lines.append(
-            f"| {task} | {_cell(moves.categories[k])} | {_values(moves.base[k], moves.pr[k])} | {_delta(delta)} |"
-        )
+        task = f"`{task_ids[k]}`" if plain else _cell(task_ids[k])
+        if flaky and flaky[k]:
+            task += _mark(True)
+        if on_base is not None:
+            task += _base_mark(task_ids[k], on_base)
+        # _values and _delta, inlined for the common case (values apart at 3 decimals, a move of 0.001 or more).
+        b, p = base[k], pr[k]
+        shown_b, shown_p = f"{b:.3f}", f"{p:.3f}"
+        values = f"{shown_b} → {shown_p}" if shown_b != shown_p else _values(b, p)
+        d = p - b
+        delta = (f"{MINUS}{-d:.3f}" if d < 0 else f"+{d:.3f}") if abs(d) >= 0.001 else _delta(d)
+        lines.append(f"| {task} | {_cell(categories[k])} | {values} | {delta} |")
     return lines
 
 

@@ -106,7 +106,7 @@ def cluster_check(
     diffs = np.where(shared, engine.filled[a] - engine.filled[b], 0.0)
     effect = design_effect(diffs, shared, cluster)
     clustered = Design(cluster, names, design.weight)
-    other = pair_table(matrix, engine, np.zeros((0, engine.b)), means, order, alpha, correction, clustered)
+    other = pair_table(matrix, engine, np.zeros((0, engine.b)), means, order, alpha, correction, clustered, shown=table)
     rows, _, _ = model_rows(matrix, None, alpha, rank_by, clustered)
     index = {mid: k for k, mid in enumerate(matrix.model_ids)}
     widths = np.zeros(len(matrix.model_ids))

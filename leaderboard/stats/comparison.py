@@ -35,6 +35,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..records import EvalRun, Reason, Why
+from ..run_columns import RunColumns
+from .bootstrap import BootstrapEngine
 from .clustering import CLUSTER_BY, ClusterBy, Grouping
 from .comparison_result import CategoryChange, Comparison, ModelChange, Verdict, interval_alpha
 from .comparison_sides import aligned, side_matrix, this_runs_design
@@ -44,6 +46,7 @@ from .family import (
     Correction,
     family_members,
 )
+from .matrix import ScoreMatrix
 from .paired import (
     DECIDED,
     ClusterFigures,
@@ -58,7 +61,7 @@ from .paired import (
 )
 from .parameters import check_resamples
 from .power import ClusterTest, Detectable, detectable_for, typical
-from .resampling import FloatArray, encode_ids, keyed_rng, percentile_interval, resampled_means
+from .resampling import EXACT_LIMIT, FloatArray, encode_ids, keyed_rng, percentile_interval, resampled_means
 from .significance import METHOD_NAMES, min_tasks
 from .ties import TIE_ABS_TOL
 from .weights import TASK_WEIGHTS, TaskWeights, normalised
@@ -79,6 +82,11 @@ def _check(b: int, alpha: float, tolerance: float, correction: str) -> None:
         raise ValueError(f"tolerance must be a number from 0 to 1 (score units), got {tolerance!r}")
 
 
+def _listed(runs: Sequence[EvalRun]) -> Sequence[EvalRun]:
+    """The runs as a list, or as columns when they are: the score matrix reads columns as they are."""
+    return runs if isinstance(runs, RunColumns) else list(runs)
+
+
 def _shifts(
     bs: FloatArray,
     ps: FloatArray,
@@ -95,7 +103,8 @@ def _shifts(
     """Per model over its shared tasks: (delta, base mean, PR mean, bootstrap CI low, high, spread of the differences).
 
     The interval is the paired percentile bootstrap on the exact multinomial draw keyed by the shared
-    task set (NaN with clustering: the CR2 interval replaces it).
+    task set, above EXACT_LIMIT shared tasks the Poisson bootstrap the leaderboard gives such a pair
+    (NaN with clustering: the CR2 interval replaces it).
     """
     count = shared.shape[0]
     n = shared.sum(axis=1)
@@ -116,12 +125,17 @@ def _shifts(
         delta[members] = (values * w).sum(axis=1) / w.sum()
         base_mean[members] = (bs[block] * w).sum(axis=1) / w.sum()
         pr_mean[members] = (ps[block] * w).sum(axis=1) / w.sum()
-        rng = keyed_rng(seed, [encoded[t] for t in columns])
         if onehot is not None:
             pass  # the CR2 interval, below
+        elif tw is None and size > EXACT_LIMIT:
+            lo[members], hi[members] = percentile_interval(
+                _poisson_shifts(ps[block], bs[block], tasks, columns, b, seed), alpha
+            )
         elif tw is None:
+            rng = keyed_rng(seed, [encoded[t] for t in columns])
             lo[members], hi[members] = percentile_interval(resampled_means(values, int(b), rng), alpha)
         else:
+            rng = keyed_rng(seed, [encoded[t] for t in columns])
             both = resampled_means(np.vstack([values * w, w[None, :]]), int(b), rng)
             b_lo, b_hi = percentile_interval(both[:-1] / both[-1], alpha)
             # As the leaderboard's weighted interval: widened where needed to the HC2 t-interval.
@@ -133,6 +147,23 @@ def _shifts(
             sd[members] = np.sqrt((centred * centred).sum(axis=1) / (size - 1))
 
     return delta, base_mean, pr_mean, lo, hi, sd
+
+
+def _poisson_shifts(
+    pr: FloatArray, base: FloatArray, tasks: Sequence[str], columns: NDArray[np.intp], b: int, seed: int
+) -> FloatArray:
+    """Resampled changes (rows, b) over more than EXACT_LIMIT shared tasks: as the leaderboard resamples a pair
+    of models on so many tasks (the Poisson bootstrap, each model's resampled mean, their difference), with
+    each model's PR and baseline scores as the pair. An exact draw of a million tasks would take seconds."""
+    rows = len(pr)
+    names = tuple(f"{side} {k}" for side in ("pr", "base") for k in range(rows))
+    scores = np.vstack([pr, base])
+    matrix = ScoreMatrix(
+        names, tuple(tasks[k] for k in columns.tolist()) if columns.size != len(tasks) else tuple(tasks), scores,
+        np.ones(scores.shape, dtype=bool), np.zeros(scores.shape, dtype=np.int64), ("",), False,
+    )  # fmt: skip
+    theta = BootstrapEngine(matrix, int(b), seed).models()
+    return np.asarray(theta[:rows] - theta[rows:], dtype=np.float64)
 
 
 def compare(
@@ -163,13 +194,14 @@ def compare(
         raise ValueError(f"weights must be one of {', '.join(TASK_WEIGHTS)}, got {weights!r}")
     if fail_on_regression:
         correction = "holm"
-    base, pr = side_matrix(list(baseline_runs)), side_matrix(list(runs))
+    base, pr = side_matrix(_listed(baseline_runs)), side_matrix(_listed(runs))
     base_models = set(base.model_ids) if base else set()
     pr_models = set(pr.model_ids) if pr else set()
     base_tasks = set(base.task_ids) if base else set()
     pr_tasks = set(pr.task_ids) if pr else set()
     models = sorted(base_models & pr_models)
-    tasks = sorted(base_tasks | pr_tasks)
+    # Both sides with the same tasks (ids sorted in a matrix): no million-id union to sort.
+    tasks = list(pr.task_ids) if base and pr and base.task_ids == pr.task_ids else sorted(base_tasks | pr_tasks)
     bs, bp, _ = aligned(base, models, tasks)
     ps, pp, pc = aligned(pr, models, tasks)
     count = len(models)

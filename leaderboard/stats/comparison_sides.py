@@ -33,10 +33,15 @@ def aligned(
     if side is None or not models:
         return scores, present, categories
     m_of = {m: i for i, m in enumerate(side.model_ids)}
-    t_of = {t: i for i, t in enumerate(side.task_ids)}
     rows = np.array([m_of[m] for m in models], dtype=np.intp)
-    known = [k for k, t in enumerate(tasks) if t in t_of]
-    columns = np.array([t_of[tasks[k]] for k in known], dtype=np.intp)
+    known: slice | list[int]
+    if tuple(side.task_ids) == tuple(tasks):
+        # Both runs have the same tasks (the common case): every column is its own, found without a lookup.
+        known, columns = slice(None), np.arange(len(tasks), dtype=np.intp)
+    else:
+        t_of = {t: i for i, t in enumerate(side.task_ids)}
+        known = [k for k, t in enumerate(tasks) if t in t_of]
+        columns = np.array([t_of[tasks[k]] for k in known], dtype=np.intp)
     scores[:, known] = side.scores[np.ix_(rows, columns)]
     present[:, known] = side.present[np.ix_(rows, columns)]
     categories[:, known] = side.category_index[np.ix_(rows, columns)]
@@ -55,6 +60,8 @@ def this_runs_design(
     # A task's cluster and weight are this run's, as the leaderboard reads them: a PR may regroup or
     # reweigh tasks (or add clusters the base branch never recorded), and only shared tasks enter the
     # test, so the baseline's labels are not needed; how many shared tasks they differ on is said.
+    if cluster_by == "none" and weights != "apply":
+        return None, None, 0, 0  # neither read: no record is needed (nor built, when the runs are columns)
     this_run = [r for r in runs if not r.failed and r.score is not None]
     base_scored = [r for r in baseline_runs if not r.failed and r.score is not None]
     shared_at = np.flatnonzero(shared.any(axis=0)).tolist()

@@ -221,9 +221,15 @@ def pair_table(
     correction: Correction,
     design: Design,
     min_effect: float | None = None,
+    shown: PairTable | None = None,
 ) -> PairTable:
     """Every pair: paired bootstrap CI, exact permutation test, decision; the typical pair's detectable difference
     (and the units that detect ``min_effect``).
+
+    ``shown``: the same pairs' table without clustering, when only the clustered claims are asked for (the
+    clustering diagnostic): the means and shared counts are its own (the same sums), a pair whose models ran
+    one task set takes its cluster sums from the models' with no per-task pass, and neither the per-task
+    spread nor the detectable difference is made.
 
     Pairs are processed in chunks: the resampled differences of a chunk are reduced to
     their interval before the next chunk is drawn, so memory does not grow with pairs x B.
@@ -264,6 +270,9 @@ def pair_table(
     for start in range(0, n_pairs, step):
         stop = min(n_pairs, start + step)
         a, b = ranked[pos_a[start:stop]], ranked[pos_b[start:stop]]
+        if onehot is not None and shown is not None and bool((engine.task_set_of[a] == engine.task_set_of[b]).all()):
+            _clustered_claims(cols, start, stop, model_sums[a] - model_sums[b], model_sizes[a], shown, alpha)
+            continue
         d = differences(scores, present, a, b)
         shared, raw, diffs = d.shared, d.raw, d.tied
         n = shared.sum(axis=1)
@@ -341,7 +350,7 @@ def pair_table(
         cols.pop("cluster_sd")
     ids = [matrix.model_ids[m] for m in order]
     spread = cols["cluster_sd"] if clustered else cols["sd"]
-    typical_pair = typical(cols["n_clusters"] if clustered else n_shared, spread)
+    typical_pair = typical(cols["n_clusters"] if clustered else n_shared, spread) if shown is None else None
     found = None
     if typical_pair is not None:
         a, b = ranked[pos_a[typical_pair : typical_pair + 1]], ranked[pos_b[typical_pair : typical_pair + 1]]
@@ -354,6 +363,33 @@ def pair_table(
             unit="cluster" if clustered else "task", clusters=tested_as,
         )  # fmt: skip
     return PairTable(ids, cols, alpha, correction, clustered=clustered, detectable=found)
+
+
+def _clustered_claims(
+    cols: dict[str, NDArray[Any]],
+    start: int,
+    stop: int,
+    cluster_raw: FloatArray,
+    sizes: FloatArray,
+    shown: PairTable,
+    alpha: float,
+) -> None:
+    """Pairs ``start:stop`` clustered from the differences of their models' cluster sums (the models of each
+    ran one task set), their means and shared counts those ``shown``: what the per-task pass gives them."""
+    n = shown.n_shared[start:stop].astype(np.int64)
+    mean_raw = shown.mean_diff[start:stop]
+    cluster_tied = np.where(np.abs(cluster_raw) <= TIE_REL_TOL * sizes, 0.0, cluster_raw)
+    figures = cluster_figures(cluster_raw, cluster_tied, sizes, alpha, mean=mean_raw)
+    cols["n_shared"][start:stop] = n
+    cols["ci_lo"][start:stop], cols["ci_hi"][start:stop] = figures.ci_lo, figures.ci_hi
+    cols["n_clusters"][start:stop] = figures.clusters
+    cols["cluster_sd"][start:stop] = figures.sd
+    cols["t_p"][start:stop] = figures.t_p
+    p, method = sign_flip(cluster_tied)
+    cols["nonzero"][start:stop] = np.count_nonzero(cluster_tied, axis=1)
+    cols["mean_diff"][start:stop] = mean_raw
+    cols["p_value"][start:stop] = np.where(n > 0, p, np.nan)
+    cols["method"][start:stop] = method
 
 
 def _tested_units(

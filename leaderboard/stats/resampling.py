@@ -50,12 +50,23 @@ _DOMAIN = b"leaderboard-action resample v1\x00"
 
 
 def encode_ids(task_ids: Sequence[str]) -> list[bytes]:
-    """Length-prefixed UTF-8, so that no two task sets hash alike."""
+    """Length-prefixed UTF-8, so that no two task sets hash alike.
+
+    The last answer is kept: the leaderboard and the comparison encode the same million ids of a large suite.
+    """
+    global _last_encoded
+    ids = tuple(task_ids)
+    if _last_encoded is not None and _last_encoded[0] == ids:
+        return list(_last_encoded[1])
     out = []
-    for task_id in task_ids:
+    for task_id in ids:
         raw = task_id.encode("utf-8", "surrogatepass")
         out.append(len(raw).to_bytes(8, "little") + raw)
+    _last_encoded = (ids, tuple(out))
     return out
+
+
+_last_encoded: tuple[tuple[str, ...], tuple[bytes, ...]] | None = None
 
 
 def keyed_rng(seed: int, encoded_task_ids: Sequence[bytes]) -> np.random.Generator:
@@ -146,12 +157,22 @@ def _splitmix64(z: NDArray[np.uint64]) -> NDArray[np.uint64]:
 
 
 def task_keys(seed: int, encoded_task_ids: Sequence[bytes]) -> NDArray[np.uint64]:
-    """One 64-bit key per task, from (seed, task id) alone."""
+    """One 64-bit key per task, from (seed, task id) alone (the last answer kept: the leaderboard and the
+    comparison of a large suite ask for the same tasks' keys)."""
+    global _last_keys
+    asked = (int(seed), tuple(encoded_task_ids))
+    if _last_keys is not None and _last_keys[0] == asked:
+        return _last_keys[1].copy()
     prefix = _DOMAIN + b"poisson\x00" + str(int(seed)).encode() + b"\x00"
-    return np.array(
+    keys = np.array(
         [int.from_bytes(hashlib.sha256(prefix + t).digest()[:8], "little") for t in encoded_task_ids],
         dtype=np.uint64,
     )
+    _last_keys = (asked, keys.copy())
+    return keys
+
+
+_last_keys: tuple[tuple[int, tuple[bytes, ...]], NDArray[np.uint64]] | None = None
 
 
 def poisson_weights(keys: NDArray[np.uint64], first: int, count: int) -> FloatArray:
@@ -163,15 +184,20 @@ def poisson_weights(keys: NDArray[np.uint64], first: int, count: int) -> FloatAr
     out = np.empty((count, keys.size))
     with np.errstate(over="ignore"):
         row_keys = _splitmix64(np.arange(first + 1, first + count + 1, dtype=np.uint64) * _MIX1)
-    rows_at_once = max(1, (1 << 16) // max(1, keys.size))  # keep each pass in cache
+    # Blocks of 2^16 values (rows of few tasks together, a row of many tasks in pieces): each of the
+    # passes below stays in cache. Every weight is computed on its own, so the blocks change no value.
+    columns_at_once = min(max(1, keys.size), 1 << 16)
+    rows_at_once = max(1, (1 << 16) // columns_at_once)
     for start in range(0, count, rows_at_once):
         stop = min(count, start + rows_at_once)
-        z = keys[None, :] ^ row_keys[start:stop, None]
-        with np.errstate(over="ignore"):
-            _splitmix64(z)
-        block = np.take(_TABLE, (z >> _S48).view(np.int64))
-        unsure = block < 0
-        if unsure.any():
-            block[unsure] = np.searchsorted(_THRESHOLDS, z[unsure], side="right")
-        out[start:stop] = block
+        for first_column in range(0, keys.size, columns_at_once):
+            last_column = min(keys.size, first_column + columns_at_once)
+            z = keys[None, first_column:last_column] ^ row_keys[start:stop, None]
+            with np.errstate(over="ignore"):
+                _splitmix64(z)
+            block = np.take(_TABLE, (z >> _S48).view(np.int64))
+            unsure = block < 0
+            if unsure.any():
+                block[unsure] = np.searchsorted(_THRESHOLDS, z[unsure], side="right")
+            out[start:stop, first_column:last_column] = block
     return out

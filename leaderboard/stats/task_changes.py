@@ -32,6 +32,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..records import EvalRun
+from ..run_columns import RunColumns
 from .resampling import FloatArray
 from .ties import tie_tolerance
 
@@ -115,9 +116,39 @@ class _Side:
     nonbinary: NDArray[np.bool_]  # per model: a score other than 0 or 1
 
 
+def _names(runs: Sequence[EvalRun], field: str) -> set[str]:
+    """The distinct values of one id field (of the columns' names, those some record has)."""
+    if isinstance(runs, RunColumns):
+        names, codes = getattr(runs, "categories" if field == "category" else field + "s"), getattr(runs, field)
+        used = np.bincount(codes, minlength=len(names)) > 0
+        return {names[k] for k in np.flatnonzero(used).tolist()}
+    return set(map(attrgetter(field if field == "category" else field + "_id"), runs))
+
+
+def _same_sorted(base: Sequence[EvalRun], pr: Sequence[EvalRun]) -> list[str]:
+    """Both sides' task ids when they are columns with the same tasks, every one with a record (the columns'
+    names are sorted); empty otherwise, and the ids are gathered from the records."""
+    if not (isinstance(base, RunColumns) and isinstance(pr, RunColumns)) or base.tasks != pr.tasks:
+        return []
+    every = all(bool(np.bincount(side.task, minlength=len(side.tasks)).all()) for side in (base, pr))
+    return list(pr.tasks) if every and list(pr.tasks) == sorted(pr.tasks) else []
+
+
+def _coded(names: Sequence[str], codes: NDArray[np.int64], index: dict[str, int]) -> NDArray[np.int64]:
+    """Codes into ``names`` recoded into ``index`` (-1 for a name not in it)."""
+    if len(names) == len(index) and tuple(index) == tuple(names):
+        return codes  # the same names in the same order (a run with every task): the codes are already these
+    return np.array([index.get(n, -1) for n in names], dtype=np.int64)[codes]
+
+
 def _side(runs: Sequence[EvalRun], m_of: dict[str, int], t_of: dict[str, int], c_of: dict[str, int]) -> _Side:
-    n_models, n_tasks = len(m_of), len(t_of)
-    size = n_models * n_tasks
+    if isinstance(runs, RunColumns):
+        # Plain records: no failed call, every score present; the codes are recoded, no record is built.
+        model = _coded(runs.models, runs.model, m_of)
+        task = _coded(runs.tasks, runs.task, t_of)
+        category = _coded(runs.categories, runs.category, c_of)
+        keep = model >= 0
+        return _cells(model[keep], task[keep], category[keep], runs.score[keep], len(m_of), len(t_of))
     n = len(runs)
     scores_col = list(map(attrgetter("score"), runs))
     errors = list(map(attrgetter("error"), runs))
@@ -134,6 +165,18 @@ def _side(runs: Sequence[EvalRun], m_of: dict[str, int], t_of: dict[str, int], c
         keep = (model >= 0) & ~failed & ~np.isnan(score)
     if not keep.all():
         model, task, category, score = model[keep], task[keep], category[keep], score[keep]
+    return _cells(model, task, category, score, len(m_of), len(t_of))
+
+
+def _cells(
+    model: NDArray[np.int64],
+    task: NDArray[np.int64],
+    category: NDArray[np.int64],
+    score: FloatArray,
+    n_models: int,
+    n_tasks: int,
+) -> _Side:
+    size = n_models * n_tasks
     cell = model * n_tasks + task
     counts = np.bincount(cell, minlength=size)
     sums = np.bincount(cell, weights=score, minlength=size)
@@ -195,6 +238,10 @@ def _moves(
     )
 
 
+def _listed(runs: Sequence[EvalRun]) -> Sequence[EvalRun]:
+    return runs if isinstance(runs, RunColumns) else list(runs)
+
+
 def task_changes(
     baseline_runs: Sequence[EvalRun], runs: Sequence[EvalRun], *, models: Sequence[str] | None = None
 ) -> TaskChanges:
@@ -202,11 +249,11 @@ def task_changes(
 
     The records are expected valid (``compare`` checks them first, raising ``InvalidEvalRuns``).
     """
-    base_runs, pr_runs = list(baseline_runs), list(runs)
-    in_both = sorted(set(map(attrgetter("model_id"), base_runs)) & set(map(attrgetter("model_id"), pr_runs)))
+    base_runs, pr_runs = _listed(baseline_runs), _listed(runs)
+    in_both = sorted(_names(base_runs, "model") & _names(pr_runs, "model"))
     chosen = in_both if models is None else sorted(set(models) & set(in_both))
-    task_ids = sorted(set(map(attrgetter("task_id"), base_runs)) | set(map(attrgetter("task_id"), pr_runs)))
-    category_names = sorted(set(map(attrgetter("category"), base_runs)) | set(map(attrgetter("category"), pr_runs)))
+    task_ids = _same_sorted(base_runs, pr_runs) or sorted(_names(base_runs, "task") | _names(pr_runs, "task"))
+    category_names = sorted(_names(base_runs, "category") | _names(pr_runs, "category"))
     m_of = {m: i for i, m in enumerate(chosen)}
     t_of = {t: i for i, t in enumerate(task_ids)}
     c_of = {c: i for i, c in enumerate(category_names)}
