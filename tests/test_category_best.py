@@ -108,3 +108,16 @@ def test_a_category_on_fewer_clusters_than_a_claim_needs_names_no_winner() -> No
 def test_a_category_that_is_its_own_cluster_keeps_its_tasks_as_the_units() -> None:
     board = analyse(suite({"code": 40, "math": 40}, {"code": 0.2, "math": 0.2}), cluster_by="category")
     assert all(c.named and c.clusters == 0 for c in claims(board).values())
+
+
+def test_a_leader_winning_every_task_by_the_same_margin_is_named_on_clusters() -> None:
+    # Every cluster's sum is in proportion to its size, so the CR2 t's variance is 0 and it is undefined:
+    # the cluster sign flips judge the pair (1 / 2^12 is far below the level), as they do the pairs.
+    runs = [
+        EvalRun(model, f"code-{repo}-{k}", "acc", score, category="code", cluster=f"r{repo}")
+        for repo in range(12)
+        for k in range(2)
+        for model, score in (("strong", 1.0), ("weak", 0.0))
+    ]
+    claim = claims(analyse(runs, cluster_by="cluster"))["code"]
+    assert claim.named and claim.clusters == 12 and claim.p <= claim.level

@@ -128,13 +128,15 @@ def _worst_clustered_p(
     # The tie rule per task (at most 1e-9 a task for scores on [0, 1]) bounds a tied cluster's sum.
     totals = np.where(np.abs(totals) <= TIE_REL_TOL * sizes, 0.0, totals)
     figures = cluster_figures(grouping.sums(raw), totals, sizes, alpha)
-    with np.errstate(invalid="ignore"):
-        # The CR2 t's one-sided p above 0.1 (t < 1.28 at any df): far from separated, as unclustered.
-        if screen and not figures.t_p[0] / 2.0 < 0.1:
-            return 1.0
+    # The CR2 t is undefined where its variance is 0 (every cluster's sum in proportion to its size, as when
+    # the leader wins every task by the same margin): the sign flips judge such a pair, as they do the pairs.
+    defined = np.isfinite(figures.t_p)
+    # The CR2 t's one-sided p above 0.1 (t < 1.28 at any df): far from separated, as unclustered.
+    if screen and defined[0] and figures.t_p[0] / 2.0 >= 0.1:
+        return 1.0
     nonzero = np.count_nonzero(totals, axis=1)
     sign_p, _ = sign_flip(totals)
-    p_two = np.where(np.exp2(-nonzero.astype(np.float64)) > level, figures.t_p, sign_p)
+    p_two = np.where((np.exp2(-nonzero.astype(np.float64)) > level) & defined, figures.t_p, sign_p)
     ahead = (totals.sum(axis=1) > TIE_ABS_TOL) & (figures.clusters >= min_tasks(alpha)) & np.isfinite(p_two)
     return float(np.where(ahead, p_two / 2.0, 1.0).max())
 
