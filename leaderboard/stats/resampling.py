@@ -56,8 +56,9 @@ def encode_ids(task_ids: Sequence[str]) -> list[bytes]:
     """
     global _last_encoded
     ids = tuple(task_ids)
-    if _last_encoded is not None and _last_encoded[0] == ids:
-        return list(_last_encoded[1])
+    last = _last_encoded  # read once: another thread may replace it between a check and a use
+    if last is not None and last[0] == ids:
+        return list(last[1])
     out = []
     for task_id in ids:
         raw = task_id.encode("utf-8", "surrogatepass")
@@ -161,8 +162,9 @@ def task_keys(seed: int, encoded_task_ids: Sequence[bytes]) -> NDArray[np.uint64
     comparison of a large suite ask for the same tasks' keys)."""
     global _last_keys
     asked = (int(seed), tuple(encoded_task_ids))
-    if _last_keys is not None and _last_keys[0] == asked:
-        return _last_keys[1].copy()
+    last = _last_keys  # read once: another thread may replace it between a check and a use
+    if last is not None and last[0] == asked:
+        return last[1].copy()
     prefix = _DOMAIN + b"poisson\x00" + str(int(seed)).encode() + b"\x00"
     keys = np.array(
         [int.from_bytes(hashlib.sha256(prefix + t).digest()[:8], "little") for t in encoded_task_ids],
