@@ -44,6 +44,13 @@ def compared(base: list[EvalRun], pr: list[EvalRun]):  # type: ignore[no-untyped
     return compare(base, pr, b=400, alpha=0.05, seed=0), task_changes(base, pr)
 
 
+def test_a_model_sharing_no_task_with_its_baseline_is_said_not_compared_not_unchanged() -> None:
+    base, pr = binary("m", {1}, n=4), [run("m", f"u{k}", 1.0) for k in range(4)]
+    comparison, changes = compared(base, pr)
+    block = model_block(changes.of("m"), comparison.models[0], COMMENT, "elsewhere")
+    assert "➖ not compared: no shared task; 4 only in this run" in block and "no detectable change" not in block
+
+
 # --- the computation ------------------------------------------------------------------------------------
 
 

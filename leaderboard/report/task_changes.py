@@ -119,6 +119,8 @@ def counts_text(m: ModelTaskChanges) -> str:
     """ "12 newly failing, 5 newly passing of 500 shared tasks; 3 of the 17 flip between trials"."""
     down, up = ("newly failing", "newly passing") if m.binary else ("lower", "higher")
     parts = [f"{_n(len(m.drops))} {down}, {_n(len(m.gains))} {up} of {count(m.n_shared, 'shared task')}"]
+    if m.n_shared == 0:
+        parts = ["no shared task"]
     flaky = m.flaky_count
     if flaky is not None and m.moved:
         parts.append(f"{_n(flaky)} of the {_n(m.moved)} flip between trials")
@@ -260,6 +262,8 @@ def _one_side(what: str, ids: Sequence[str], limit: int | None, elsewhere: str) 
 
 
 def _verdict(change: ModelChange | None) -> str:
+    if change is not None and change.n_shared == 0:
+        return "➖ not compared"  # as the comparison's table says: no verdict was reached on no shared task
     return MARKS[change.verdict] if change is not None else ""
 
 
