@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from typing import BinaryIO
 
 import numpy as np
@@ -49,11 +50,6 @@ def read_jsonl(handle: BinaryIO, name: str, sink: Sink) -> RunColumns | None:
         import duckdb
     except ImportError:
         return None  # an optional dependency: without it, every file takes the precise reader
-    data = handle.read(max(sink.budget, 0) + 1)
-    counted = _plain_bytes(data) if len(data) <= sink.budget else None
-    if counted is None:
-        return None
-    lines, colons = counted
     folder = tempfile.TemporaryDirectory(prefix="leaderboard-")
     # DuckDB reads the file this process opened (not a path that may since name another) through a link
     # of a plain name: it takes *, ? and [ in a path as a glob.
@@ -61,28 +57,47 @@ def read_jsonl(handle: BinaryIO, name: str, sink: Sink) -> RunColumns | None:
     os.symlink(f"/proc/self/fd/{handle.fileno()}", link)
     arguments = {"path": link, "format": "newline_delimited"}
     con = None
+    # Three passes over the file at once, each free to use every core: the bytes read and checked here, each
+    # record's JSON types counted by DuckDB on a second connection, and the typed read, which keeps the lines'
+    # order (DuckDB preserves insertion order); a file any of them does not vouch for is None all the same.
+    pool = ThreadPoolExecutor(2)
+    checking = pool.submit(_read_plain, handle, sink.budget)
     try:
         con = connect(duckdb, link)
-        # Every read may use every core: counting is the same in any order, and the typed read keeps the lines' order.
         con.execute(f"SET threads = {max(1, os.cpu_count() or 1)}")
-        typed = con.execute(TYPES, {**arguments, "paths": PATHS}).fetchone()
-        if typed is None or typed[0] != lines or typed[1] != 0 or not no_other_key(con, arguments, typed[2], colons):
-            return None  # a blank line, or a line the fast path cannot vouch for
+        other = con.cursor()
+        typing = pool.submit(lambda: other.execute(TYPES, {**arguments, "paths": PATHS}).fetchone())
         con.execute(TABLE, {**arguments, "columns": COLUMNS})
         con.execute(NUMBERED)
         valued = con.execute(VALUES).fetchone()
-        if valued is None or valued[0] != lines or valued[1] != 0:
+        typed, checked = typing.result(), checking.result()
+        if checked is None or typed is None or valued is None:
+            return None
+        size, lines, colons = checked
+        if typed[0] != lines or typed[1] != 0 or valued[0] != lines or valued[1] != 0:
+            return None  # a blank line, or a line the fast path cannot vouch for
+        if not no_other_key(con, arguments, typed[2], colons):
             return None
         columns = coded(con, name)
     except duckdb.Error:
         return None  # not JSON lines DuckDB reads as plain records (a duplicate key, a broken line...)
     finally:
+        pool.shutdown()
         if con is not None:
             con.close()
         folder.cleanup()
     if columns is not None:
-        sink.budget -= len(data)
+        sink.budget -= size
     return columns
+
+
+def _read_plain(handle: BinaryIO, budget: int) -> tuple[int, int, int] | None:
+    """The file's bytes, lines and colons when it is within ``budget`` and its bytes are plain; None otherwise."""
+    data = handle.read(max(budget, 0) + 1)
+    if len(data) > budget:
+        return None
+    counted = _plain_bytes(data)
+    return None if counted is None else (len(data), *counted)
 
 
 def _plain_bytes(data: bytes) -> tuple[int, int] | None:
