@@ -94,13 +94,15 @@ def coded(con: Any, name: str) -> RunColumns | None:
     models, tasks, metrics, categories = names
     if not (plain_ids(models) and plain_ids(tasks) and plain_ids(categories) and plain_metrics(metrics)):
         return None
-    fetched = con.execute(_CODED).fetchnumpy()
-    order = np.argsort(int64(fetched["line"]), kind="stable")
-    column = {key: np.asarray(values)[order] for key, values in fetched.items()}
+    column = con.execute(_CODED).fetchnumpy()
+    line = int64(column["line"])
+    if line.size > 1 and not bool(np.all(line[1:] > line[:-1])):
+        order = np.argsort(line, kind="stable")
+        column = {key: np.asarray(values)[order] for key, values in column.items()}
     return RunColumns(
         models, tasks, metrics, categories, (name,),
         int64(column["model"]), int64(column["task"]), int64(column["metric"]), int64(column["category"]),
-        np.zeros(len(order), dtype=np.int64), int64(column["line"]),
+        np.zeros(line.size, dtype=np.int64), int64(column["line"]),
         column["score"].astype(np.float64), column["weight"].astype(np.float64),
     )  # fmt: skip
 
