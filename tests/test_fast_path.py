@@ -14,6 +14,8 @@ import pytest
 
 from leaderboard import EvalRun, InvalidEvalRuns, analyse, load_runs
 from leaderboard.formats import evalrun
+from leaderboard.formats.evalrun_fast import read_jsonl
+from leaderboard.formats.evalrun_records import Sink
 from leaderboard.run_columns import RunColumns
 
 pytest.importorskip("duckdb")
@@ -125,6 +127,32 @@ def test_a_valid_file_off_the_fast_path_gives_the_same_records(
     fast = load_runs([str(path)])
     assert list(fast) == precise([path], monkeypatch)
     assert [r.source for r in fast] == [r.source for r in precise([path], monkeypatch)]
+
+
+def test_ids_holding_colons_are_read_as_columns_with_the_records_of_the_precise_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # More colons than keys: each record's keys are counted, and none has another.
+    path = write(tmp_path / "runs.jsonl", [line("org:m", "mmlu:anatomy:1", category="a:b"), *SUITE])
+    fast = load_runs([str(path)])
+    assert isinstance(fast, RunColumns)
+    assert list(fast) == precise([path], monkeypatch)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        line("org:m", "t:1", note=1),  # a colon in an id and a key besides the fields
+        line(note="a") + line(),  # two records on one line
+        line()[:-1] + ', "x": {"a": 1, "b": 2}}',  # another key holding an object
+        line()[:-1] + ', "score": 0.5}',  # a field twice
+    ],
+    ids=["colon and another key", "two records a line", "a nested object", "a field twice"],
+)
+def test_a_record_with_another_key_is_not_vouched_for_whatever_the_colons(tmp_path: Path, text: str) -> None:
+    path = write(tmp_path / "runs.jsonl", [*SUITE[:40], text, *SUITE[40:]])
+    with path.open("rb") as handle:
+        assert read_jsonl(handle, str(path), Sink()) is None
 
 
 def test_a_pair_in_two_files_read_as_columns_is_named_at_both_places(tmp_path: Path) -> None:

@@ -117,6 +117,15 @@ def test_a_brace_inside_a_string_does_not_move_the_records_lines(
     assert places(fast) == places(precise([path], monkeypatch))
 
 
+def test_a_json_array_with_colons_in_its_ids_is_read_as_columns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = json_array(tmp_path / "runs.json", [record("org:m", "mmlu:1"), *SUITE])
+    fast = load_runs([str(path)])
+    assert isinstance(fast, RunColumns)
+    assert places(fast) == places(precise([path], monkeypatch))
+
+
 def test_a_bad_score_deep_in_a_large_json_array_is_named_at_its_line(tmp_path: Path) -> None:
     records = [record(f"m{i % 20}", f"t{i // 20}") for i in range(100_000)]
     records[79_999]["score"] = 1.5

@@ -37,12 +37,13 @@ from .fast_columns import (
     VALUES,
     coded,
     int64,
+    no_other_key,
     through_duckdb,
     trailing_comma,
     utf8,
 )
 
-_QUOTE, _OPEN, _FEED = (ord(c) for c in '"{\n')
+_QUOTE, _OPEN, _FEED, _COLON = (ord(c) for c in '"{\n:')
 
 
 def read_json_array(handle: BinaryIO, name: str, sink: Sink) -> RunColumns | None:
@@ -55,7 +56,8 @@ def read_json_array(handle: BinaryIO, name: str, sink: Sink) -> RunColumns | Non
         # Counting is the same in any order: this pass may use every core; the typed read keeps the records' order.
         con.execute(f"SET threads = {max(1, os.cpu_count() or 1)}")
         typed = con.execute(TYPES, {**arguments, "paths": PATHS}).fetchone()
-        if typed is None or typed[0] == 0 or typed[1] != 0:
+        colons = int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) == _COLON))
+        if typed is None or typed[0] == 0 or typed[1] != 0 or not no_other_key(con, arguments, typed[2], colons):
             return None
         lines = record_lines(data, int(typed[0]))
         if lines is None:

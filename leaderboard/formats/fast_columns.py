@@ -48,16 +48,22 @@ CREATE TEMP TABLE lines AS SELECT
 FROM read_json($path, format = $format, columns = $columns)
 """
 NUMBERED = "CREATE TEMP VIEW records AS SELECT rowid + 1 AS line, * FROM lines"
-# Each line's keys and the JSON type of each field, in one parse of the line. DuckDB fails on a field written
-# twice but ignores the keys it was not asked for, so a line with any key besides the fields it gives (a
-# call field, another key, a key twice, a field set to null) is one the fast path does not vouch for.
-TYPES = f"""
-SELECT count(*), count(*) FILTER (WHERE NOT COALESCE(
+# Each record's JSON types, in one parse of it: DuckDB casts what it can, so a record whose field is of another
+# type (or null) is one the fast path does not vouch for. The third count is the keys the fields account for.
+_PLAIN_TYPES = f"""
     types[1] = 'VARCHAR' AND types[2] = 'VARCHAR' AND types[3] = 'VARCHAR' AND types[4] IN {_NUMBER}
-    AND (types[5] IS NULL OR types[5] = 'VARCHAR') AND (types[6] IS NULL OR types[6] IN {_NUMBER})
-    AND keys = 4 + (types[5] IS NOT NULL)::INTEGER + (types[6] IS NOT NULL)::INTEGER, false))
-FROM (SELECT len(json_keys(json)) AS keys, json_type(json, $paths) AS types
-      FROM read_json_objects($path, format = $format))
+    AND (types[5] IS NULL OR types[5] = 'VARCHAR') AND (types[6] IS NULL OR types[6] IN {_NUMBER})"""
+_FIELDS = "4 + (types[5] IS NOT NULL)::INTEGER + (types[6] IS NOT NULL)::INTEGER"
+TYPES = f"""
+SELECT count(*), count(*) FILTER (WHERE NOT COALESCE({_PLAIN_TYPES}, false)), sum({_FIELDS})
+FROM (SELECT json_type(json, $paths) AS types FROM read_json_objects($path, format = $format))
+"""
+# Records with a key besides the fields (a call field, another key, a key twice), counted over each record's keys:
+# DuckDB fails on a field written twice but ignores the keys it was not asked for. A second parse of every record,
+# run only when the file's colons do not already show there is none (see :func:`no_other_key`).
+_KEYS = f"""
+SELECT count(*) FILTER (WHERE len(json_keys(json)) != {_FIELDS})
+FROM (SELECT json, json_type(json, $paths) AS types FROM read_json_objects($path, format = $format))
 """
 # Values out of bounds, on the same lines read typed.
 VALUES = f"""
@@ -84,19 +90,38 @@ def coded(con: Any, name: str) -> RunColumns | None:
     names = []
     for kind in _KINDS:
         con.execute(_DICTIONARY.format(kind))
-        names.append(tuple(con.execute(f"SELECT name FROM {kind}_ids ORDER BY code").fetchnumpy()["name"].tolist()))
+        # Each name put at its code here: no second sort of a million task ids in DuckDB.
+        fetched = con.execute(f"SELECT name, code FROM {kind}_ids").fetchnumpy()
+        placed = np.empty(fetched["code"].size, dtype=object)
+        placed[int64(fetched["code"])] = fetched["name"]
+        names.append(tuple(placed.tolist()))
     models, tasks, metrics, categories = names
     if not (plain_ids(models) and plain_ids(tasks) and plain_ids(categories) and plain_metrics(metrics)):
         return None
-    fetched = con.execute(_CODED).fetchnumpy()
-    order = np.argsort(int64(fetched["line"]), kind="stable")
-    column = {key: np.asarray(values)[order] for key, values in fetched.items()}
+    column = con.execute(_CODED).fetchnumpy()
+    line = int64(column["line"])
+    if line.size > 1 and not bool(np.all(line[1:] > line[:-1])):
+        order = np.argsort(line, kind="stable")
+        column = {key: np.asarray(values)[order] for key, values in column.items()}
     return RunColumns(
         models, tasks, metrics, categories, (name,),
         int64(column["model"]), int64(column["task"]), int64(column["metric"]), int64(column["category"]),
-        np.zeros(len(order), dtype=np.int64), int64(column["line"]),
+        np.zeros(line.size, dtype=np.int64), int64(column["line"]),
         column["score"].astype(np.float64), column["weight"].astype(np.float64),
     )  # fmt: skip
+
+
+def no_other_key(con: Any, arguments: dict[str, Any], fields: int, colons: int) -> bool:
+    """No record has a key besides the fields TYPES found (``fields`` keys in all, ``colons`` the file's ``:``).
+
+    Every key of a record has its colon outside strings, so a file of records with nothing else has at least as
+    many colons as keys: as many as the fields account for, and none anywhere else, means no record has another
+    key (nor a key twice). Otherwise (a colon in an id, say) each record's keys are counted.
+    """
+    if colons == fields:
+        return True
+    other = con.execute(_KEYS, {**arguments, "paths": PATHS}).fetchone()
+    return other is not None and other[0] == 0
 
 
 def connect(duckdb: Any, path: str) -> Any:
