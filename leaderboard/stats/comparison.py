@@ -103,8 +103,9 @@ def _shifts(
     """Per model over its shared tasks: (delta, base mean, PR mean, bootstrap CI low, high, spread of the differences).
 
     The interval is the paired percentile bootstrap on the exact multinomial draw keyed by the shared
-    task set, above EXACT_LIMIT shared tasks the Poisson bootstrap the leaderboard gives such a pair
-    (NaN with clustering: the CR2 interval replaces it).
+    task set, above EXACT_LIMIT shared tasks the Poisson bootstrap the leaderboard gives such a pair, of
+    the weighted means when task weights are applied (then widened where needed to the HC2 t-interval);
+    NaN with clustering: the CR2 interval replaces it.
     """
     count = shared.shape[0]
     n = shared.sum(axis=1)
@@ -125,22 +126,11 @@ def _shifts(
         delta[members] = (values * w).sum(axis=1) / w.sum()
         base_mean[members] = (bs[block] * w).sum(axis=1) / w.sum()
         pr_mean[members] = (ps[block] * w).sum(axis=1) / w.sum()
-        if onehot is not None:
-            pass  # the CR2 interval, below
-        elif tw is None and size > EXACT_LIMIT:
-            lo[members], hi[members] = percentile_interval(
-                _poisson_shifts(ps[block], bs[block], tasks, columns, b, seed), alpha
-            )
-        elif tw is None:
-            rng = keyed_rng(seed, [encoded[t] for t in columns])
-            lo[members], hi[members] = percentile_interval(resampled_means(values, int(b), rng), alpha)
-        else:
-            rng = keyed_rng(seed, [encoded[t] for t in columns])
-            both = resampled_means(np.vstack([values * w, w[None, :]]), int(b), rng)
-            b_lo, b_hi = percentile_interval(both[:-1] / both[-1], alpha)
-            # As the leaderboard's weighted interval: widened where needed to the HC2 t-interval.
-            sizes_w = np.broadcast_to(w, values.shape)
-            lo[members], hi[members] = weighted_hull(values * w, sizes_w, delta[members], b_lo, b_hi, alpha)
+        if onehot is None:  # else the CR2 interval, below
+            lo[members], hi[members] = _interval(
+                values, ps[block], bs[block], w if tw is not None else None, delta[members], tasks, encoded, columns,
+                b, alpha, seed,
+            )  # fmt: skip
         if size > 1:
             tied = diffs[block]
             centred = tied - (tied.sum(axis=1) / size)[:, None]
@@ -149,12 +139,50 @@ def _shifts(
     return delta, base_mean, pr_mean, lo, hi, sd
 
 
+def _interval(
+    values: FloatArray,
+    pr: FloatArray,
+    base: FloatArray,
+    w: FloatArray | None,
+    delta: FloatArray,
+    tasks: Sequence[str],
+    encoded: Sequence[bytes],
+    columns: NDArray[np.intp],
+    b: int,
+    alpha: float,
+    seed: int,
+) -> tuple[FloatArray, FloatArray]:
+    """The bootstrap interval of rows sharing one task set (``values`` their differences over ``columns``);
+    with task weights ``w``, of the weighted mean, widened where needed to the HC2 t-interval."""
+    if columns.size > EXACT_LIMIT:
+        resampled = _poisson_shifts(pr, base, tasks, columns, b, seed, w)
+    elif w is None:
+        resampled = resampled_means(values, int(b), keyed_rng(seed, [encoded[t] for t in columns]))
+    else:
+        # The weights ride along on the same resamples: numerator and denominator of each weighted mean.
+        both = resampled_means(
+            np.vstack([values * w, w[None, :]]), int(b), keyed_rng(seed, [encoded[t] for t in columns])
+        )
+        resampled = both[:-1] / both[-1]
+    lo, hi = percentile_interval(resampled, alpha)
+    if w is None:
+        return lo, hi
+    return weighted_hull(values * w, np.broadcast_to(w, values.shape), delta, lo, hi, alpha)
+
+
 def _poisson_shifts(
-    pr: FloatArray, base: FloatArray, tasks: Sequence[str], columns: NDArray[np.intp], b: int, seed: int
+    pr: FloatArray,
+    base: FloatArray,
+    tasks: Sequence[str],
+    columns: NDArray[np.intp],
+    b: int,
+    seed: int,
+    w: FloatArray | None = None,
 ) -> FloatArray:
     """Resampled changes (rows, b) over more than EXACT_LIMIT shared tasks: as the leaderboard resamples a pair
-    of models on so many tasks (the Poisson bootstrap, each model's resampled mean, their difference), with
-    each model's PR and baseline scores as the pair. An exact draw of a million tasks would take seconds."""
+    of models on so many tasks (the Poisson bootstrap, each model's resampled (weighted) mean, their
+    difference), with each model's PR and baseline scores as the pair. An exact draw of a million tasks would
+    take seconds."""
     rows = len(pr)
     names = tuple(f"{side} {k}" for side in ("pr", "base") for k in range(rows))
     scores = np.vstack([pr, base])
@@ -162,7 +190,7 @@ def _poisson_shifts(
         names, tuple(tasks[k] for k in columns.tolist()) if columns.size != len(tasks) else tuple(tasks), scores,
         np.ones(scores.shape, dtype=bool), np.zeros(scores.shape, dtype=np.int64), ("",), False,
     )  # fmt: skip
-    theta = BootstrapEngine(matrix, int(b), seed).models()
+    theta = BootstrapEngine(matrix, int(b), seed, w).models()
     return np.asarray(theta[:rows] - theta[rows:], dtype=np.float64)
 
 

@@ -3,16 +3,19 @@ the clusters and weights of the tasks, which are this run's (a pull request may 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from itertools import repeat
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..records import EvalRun
+from ..run_columns import RunColumns
 from ..trials import collapse_trials
 from .clustering import ClusterBy, Grouping, cluster_of, onehot_of
 from .matrix import ScoreMatrix, score_matrix
 from .resampling import FloatArray
+from .task_columns import first_everywhere, first_of_each, in_order, last_of_each
 from .weights import TaskWeights, task_weights
 
 
@@ -62,26 +65,91 @@ def this_runs_design(
     # test, so the baseline's labels are not needed; how many shared tasks they differ on is said.
     if cluster_by == "none" and weights != "apply":
         return None, None, 0, 0  # neither read: no record is needed (nor built, when the runs are columns)
-    this_run = [r for r in runs if not r.failed and r.score is not None]
-    base_scored = [r for r in baseline_runs if not r.failed and r.score is not None]
-    shared_at = np.flatnonzero(shared.any(axis=0)).tolist()
-    shared_tasks = [tasks[k] for k in shared_at]
+    this_run, base_scored = _scored(runs), _scored(baseline_runs)
+    shared_at = np.flatnonzero(shared.any(axis=0))
     onehot: Grouping | None = None
     relabelled = 0
     if cluster_by != "none":
-        label = cluster_of(this_run, cluster_by)
-        names = sorted(set(label.values())) or [""]
-        at = {c: k for k, c in enumerate(names)}
-        # A task only in the baseline is never shared: it sums into no cluster, whichever it is given.
-        onehot = onehot_of(np.array([at[label[t]] if t in label else 0 for t in tasks], dtype=np.int64), len(names))
         attribute = "category" if cluster_by == "category" else "cluster"
-        before = {r.task_id: getattr(r, attribute) for r in base_scored}
-        relabelled = sum(before.get(t) != label[t] for t in shared_tasks)
-    any_weight = any(r.weight != 1.0 for r in this_run)
+        label = _this_runs_labels(this_run, cluster_by, tasks)
+        onehot = _grouping(label)
+        # The baseline's label of a task is its last record's (it is not checked: only this run's is used).
+        same = _same_labels(label, _last_labels(base_scored, attribute, tasks))
+        relabelled = int(np.count_nonzero(~same[shared_at]))
+    if isinstance(this_run, RunColumns):
+        any_weight = bool(np.any(this_run.weight != 1.0))
+    else:
+        any_weight = any(r.weight != 1.0 for r in this_run)
     tw = task_weights(this_run, tasks) if weights == "apply" and any_weight else None
     reweighted = 0
     if weights == "apply":
-        base_weight = {r.task_id: float(r.weight) for r in base_scored}
         weight_of = tw if tw is not None else np.ones(len(tasks))
-        reweighted = sum(base_weight.get(tasks[k]) != float(weight_of[k]) for k in shared_at)
+        reweighted = int(np.count_nonzero(_last_weights(base_scored, tasks)[shared_at] != weight_of[shared_at]))
     return onehot, tw, relabelled, reweighted
+
+
+# Each task's label as codes into names (-1: the task has no record on that side).
+Labels = tuple[tuple[str | None, ...], NDArray[np.int64]]
+
+
+def _scored(runs: Sequence[EvalRun]) -> Sequence[EvalRun]:
+    """The records with a score (columns hold scored records only: they stay columns)."""
+    return runs if isinstance(runs, RunColumns) else [r for r in runs if not r.failed and r.score is not None]
+
+
+def _this_runs_labels(runs: Sequence[EvalRun], cluster_by: ClusterBy, tasks: Sequence[str]) -> Labels:
+    """Each task's cluster in this run, one per task (else the problems at the records, from cluster_of)."""
+    if isinstance(runs, RunColumns) and cluster_by == "category":
+        first = first_everywhere(runs.task, len(runs.tasks))
+        if np.array_equal(runs.category, runs.category[first]):
+            found, at = first_of_each(runs.task)
+            return runs.categories, np.asarray(in_order(runs.tasks, found, runs.category[at], tasks, -1), np.int64)
+    # Records, or columns a task of which has two categories (cluster_of names every record), or under
+    # cluster-by: cluster, which columns never carry (cluster_of names every record as having none).
+    return _from_dict(cluster_of(runs, cluster_by), tasks)
+
+
+def _last_labels(runs: Sequence[EvalRun], attribute: str, tasks: Sequence[str]) -> Labels:
+    """Each task's ``attribute`` on its last record."""
+    if isinstance(runs, RunColumns):
+        found, at = last_of_each(runs.task)
+        if attribute == "category":
+            return runs.categories, np.asarray(in_order(runs.tasks, found, runs.category[at], tasks, -1), np.int64)
+        none = np.zeros(found.size, dtype=np.int64)  # columns carry no cluster: None on every record
+        return (None,), np.asarray(in_order(runs.tasks, found, none, tasks, -1), np.int64)
+    return _from_dict({r.task_id: getattr(r, attribute) for r in runs}, tasks)
+
+
+def _from_dict(label: Mapping[str, str | None], tasks: Sequence[str]) -> Labels:
+    names = tuple(dict.fromkeys(label.values()))
+    at = {n: k for k, n in enumerate(names)}
+    return names, np.array([at[label[t]] if t in label else -1 for t in tasks], dtype=np.int64)
+
+
+def _grouping(label: Labels) -> Grouping:
+    """The tasks grouped by this run's clusters, numbered in sorted order; a task only in the baseline is never
+    shared: it sums into no cluster, whichever it is given (the first)."""
+    names, codes = label
+    used = np.unique(codes[codes >= 0]).tolist()
+    ordered = sorted(str(names[k]) for k in used) or [""]
+    at = {c: k for k, c in enumerate(ordered)}
+    lookup = np.zeros(len(names) + 1, dtype=np.int64)  # code -1 reads the last: cluster 0
+    lookup[used] = [at[str(names[k])] for k in used]
+    return onehot_of(lookup[codes], len(ordered))
+
+
+def _same_labels(a: Labels, b: Labels) -> NDArray[np.bool_]:
+    """Each task has the same label on both sides (-1, no record, is None's equal on neither side)."""
+    space = {n: k for k, n in enumerate(dict.fromkeys((*a[0], *b[0])))}
+    into_a = np.array([*(space[n] for n in a[0]), -1], dtype=np.int64)[a[1]]
+    into_b = np.array([*(space[n] for n in b[0]), -2], dtype=np.int64)[b[1]]
+    return np.asarray(into_a == into_b)
+
+
+def _last_weights(runs: Sequence[EvalRun], tasks: Sequence[str]) -> FloatArray:
+    """Each task's weight on its last record (NaN: no record, unequal to any weight)."""
+    if isinstance(runs, RunColumns):
+        found, at = last_of_each(runs.task)
+        return np.asarray(in_order(runs.tasks, found, runs.weight[at], tasks, np.nan), dtype=np.float64)
+    weight = {r.task_id: float(r.weight) for r in runs}
+    return np.array(list(map(weight.get, tasks, repeat(np.nan))), dtype=np.float64)

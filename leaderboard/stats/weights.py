@@ -21,13 +21,15 @@ overflow a sum.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..records import EvalRun
+from ..records import EvalRun, Source
+from ..run_columns import RunColumns
 from ..validation import InvalidEvalRuns, Problem, shown
+from .task_columns import first_everywhere, first_of_each, in_order
 
 FloatArray = NDArray[np.float64]
 
@@ -37,6 +39,8 @@ TASK_WEIGHTS: tuple[TaskWeights, ...] = ("ignore", "apply")
 
 def task_weights(runs: Sequence[EvalRun], task_ids: Sequence[str]) -> FloatArray:
     """Each task's weight (in ``task_ids`` order); one task with two weights is a problem at its record."""
+    if isinstance(runs, RunColumns):
+        return _columns_weights(runs, task_ids)
     seen: dict[str, tuple[float, EvalRun]] = {}
     problems: list[Problem] = []
     for index, run in enumerate(runs):
@@ -44,19 +48,39 @@ def task_weights(runs: Sequence[EvalRun], task_ids: Sequence[str]) -> FloatArray
         if first[0] != float(run.weight):
             where = {"file": run.source.file, "line": run.source.line} if run.source else {"index": index}
             at = str(first[1].source) if first[1].source else "another record"
-            problems.append(
-                Problem(
-                    message=(
-                        f"task {shown(run.task_id)} has weight {run.weight:g} here but {first[0]:g} at {at}: with "
-                        "task-weights: apply a task's weight must be the same for every model"
-                    ),
-                    field="weight",
-                    **where,
-                )
-            )
+            problems.append(_two_weights(run.task_id, float(run.weight), first[0], at, where))
     if problems:
         raise InvalidEvalRuns(problems)
     return np.array([seen[t][0] if t in seen else 1.0 for t in task_ids], dtype=np.float64)
+
+
+def _columns_weights(runs: RunColumns, task_ids: Sequence[str]) -> FloatArray:
+    """:func:`task_weights` of runs held as columns: each task's first weight, and the same problems at the same
+    places (every record differing from its task's first, in the records' order), with no record built."""
+    first = first_everywhere(runs.task, len(runs.tasks))
+    differ = np.flatnonzero(runs.weight != runs.weight[first])
+    problems: list[Problem] = []
+    for i, j in zip(differ.tolist(), first[differ].tolist(), strict=True):  # the error path: a problem each
+        at = str(Source(runs.files[int(runs.file[j])], int(runs.line[j])))
+        where = {"file": runs.files[int(runs.file[i])], "line": int(runs.line[i])}
+        problems.append(
+            _two_weights(runs.tasks[int(runs.task[i])], float(runs.weight[i]), float(runs.weight[j]), at, where)
+        )
+    if problems:
+        raise InvalidEvalRuns(problems)
+    found, once = first_of_each(runs.task)
+    return np.asarray(in_order(runs.tasks, found, runs.weight[once], task_ids, 1.0), dtype=np.float64)
+
+
+def _two_weights(task: str, weight: float, first: float, at: str, where: dict[str, Any]) -> Problem:
+    return Problem(
+        message=(
+            f"task {shown(task)} has weight {weight:g} here but {first:g} at {at}: with "
+            "task-weights: apply a task's weight must be the same for every model"
+        ),
+        field="weight",
+        **where,
+    )
 
 
 def normalised(weights: FloatArray) -> FloatArray:
