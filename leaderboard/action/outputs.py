@@ -72,6 +72,22 @@ def _open_directory(parent: int, name: str, shown: str) -> int:
 
 
 def _write_file(directory: int, name: str, text: Content, shown: str) -> None:
+    def write(fd: int) -> None:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            # Every file is a document: no secret is written, whatever path it took into the text.
+            if isinstance(text, str):
+                handle.write(redacted(text))
+            else:
+                writer = RedactingWriter(handle)
+                text(cast(TextIO, writer))
+                writer.close()
+
+    _replace_file(directory, name, shown, write)
+
+
+def _replace_file(directory: int, name: str, shown: str, write: Callable[[int], None]) -> None:
+    """``name`` in ``directory`` replaced by what ``write`` puts into a new file descriptor: only a regular
+    file (or nothing) there, written beside it under a random name and renamed, following no link."""
     try:
         info: os.stat_result | None = os.stat(name, dir_fd=directory, follow_symlinks=False)
     except FileNotFoundError:
@@ -83,14 +99,7 @@ def _write_file(directory: int, name: str, text: Content, shown: str) -> None:
         fd = os.open(
             temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666, dir_fd=directory
         )
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            # Every file is a document: no secret is written, whatever path it took into the text.
-            if isinstance(text, str):
-                handle.write(redacted(text))
-            else:
-                writer = RedactingWriter(handle)
-                text(cast(TextIO, writer))
-                writer.close()
+        write(fd)
         # A rename replaces the name: a hard link elsewhere keeps its old content.
         os.replace(temporary, name, src_dir_fd=directory, dst_dir_fd=directory)
     except OSError as exc:
@@ -146,21 +155,8 @@ def copy_inside(workspace: str, relative: str, source: str) -> None:
 
 
 def _copy_file(directory: int, name: str, source: str, shown: str) -> None:
-    try:
-        info: os.stat_result | None = os.stat(name, dir_fd=directory, follow_symlinks=False)
-    except FileNotFoundError:
-        info = None
-    if info is not None and not stat.S_ISREG(info.st_mode):
-        raise OutputRefused(shown, _refusal(directory, name, "a regular file"))
-    temporary = f".{name}.{secrets.token_hex(8)}.tmp"
-    try:
-        fd = os.open(
-            temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666, dir_fd=directory
-        )
+    def write(fd: int) -> None:
         with os.fdopen(fd, "wb") as out, open(source, "rb") as data:
             shutil.copyfileobj(data, out)
-        os.replace(temporary, name, src_dir_fd=directory, dst_dir_fd=directory)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary, dir_fd=directory)
-        raise OutputRefused(shown, f"cannot write the file: {exc.strerror or exc}") from exc
+
+    _replace_file(directory, name, shown, write)
