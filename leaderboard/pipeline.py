@@ -29,8 +29,9 @@ from .records import EvalRun
 from .required import DEFAULT_REQUIRED_SCORE, RequiredCheck, check_required
 from .run_columns import RunColumns
 from .stats.aggregation import Leaderboard, RankBy, analyse, min_resamples
+from .stats.bootstrap import BootstrapEngine, shared_weights
 from .stats.clustering import ClusterBy
-from .stats.comparison import Comparison, compare
+from .stats.comparison import Comparison, compare, poisson_riders
 from .stats.family import DEFAULT_CORRECTION, Correction
 from .stats.history import Earlier, History, run_scores, summarise
 from .stats.task_changes import TaskChanges, task_changes
@@ -200,7 +201,10 @@ def run(
     Raises :class:`InvalidEvalRuns` (:class:`BaselineProblems` for the baseline's runs).
     """
     p = _resolved(options, config)
-    board = _board(runs, p, options.rank_by, options.min_effect)
+    riders = _riders(baseline, runs, p) if baseline is not None else ()
+    # The comparison's large task sets draw the leaderboard's very Poisson weights: drawn once, in its pass.
+    with shared_weights(riders):
+        board = _board(runs, p, options.rank_by, options.min_effect)
     composite = rank(runs, board, config) if config is not None else None
     required = check_required(runs, options.required_tasks, options.required_score) if options.required_tasks else None
     comparison = changes = None
@@ -209,7 +213,7 @@ def run(
             comparison = compare(
                 baseline, runs, b=p.b, alpha=p.alpha, seed=p.seed, tolerance=options.regression_tolerance,
                 correction=p.correction, fail_on_regression=options.fail_on_regression, cluster_by=p.cluster_by,
-                weights=p.task_weights, min_effect=options.min_effect,
+                weights=p.task_weights, min_effect=options.min_effect, riders=riders,
             )  # fmt: skip
         except InvalidEvalRuns as exc:
             raise BaselineProblems(exc.problems) from exc
@@ -237,6 +241,15 @@ def _unit_scores(runs: Sequence[EvalRun]) -> bool:
     if isinstance(runs, RunColumns):
         return bool(((runs.score >= 0.0) & (runs.score <= 1.0)).all())
     return all(0.0 <= r.score <= 1.0 for r in runs if r.score is not None)
+
+
+def _riders(baseline: Sequence[EvalRun], runs: Sequence[EvalRun], p: Parameters) -> tuple[BootstrapEngine, ...]:
+    """The comparison's engines built ahead; none when its sides are invalid: the comparison says why, after the
+    leaderboard has checked this run's records."""
+    try:
+        return poisson_riders(baseline, runs, b=p.b, seed=p.seed, cluster_by=p.cluster_by, weights=p.task_weights)
+    except InvalidEvalRuns:
+        return ()
 
 
 def _resolved(options: Options, config: Config | None) -> Parameters:

@@ -3,11 +3,17 @@
 Small task sets get the exact multinomial bootstrap on one keyed draw per task set; large
 ones the Poisson bootstrap, one weight matrix per block of resamples (resampling.py says why
 both are the same bootstrap to within its own Monte Carlo error).
+
+Engines over the same tasks, seed and B draw the same Poisson weights: within
+:func:`shared_weights`, one engine's pass also resamples the other engines' (the *riders'*)
+models, each with the very arithmetic of its own pass, so the weights are drawn once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -30,6 +36,8 @@ from .resampling import (
 _WEIGHT_ELEMENTS = 1 << 22
 _ITEM_GROUP = 256
 _KEEP_ELEMENTS = 1 << 24
+
+Rows = Callable[[int, int], tuple[FloatArray, NDArray[Any]]]
 
 
 def _task_sets(present: NDArray[np.bool_]) -> dict[bytes, list[int]]:
@@ -76,6 +84,7 @@ class BootstrapEngine:
         for g, members in enumerate(self.task_sets):
             self.task_set_of[members] = g
         self.shared_counts: NDArray[np.int64] = _shared_counts(matrix.present)
+        self._ridden: FloatArray | None = None  # its distinct large models' means, from another engine's pass
 
     def exact(self, rows: Sequence[int], columns: NDArray[np.intp]) -> FloatArray:
         """Exact bootstrap means of the given models over the given tasks, on one keyed draw."""
@@ -88,63 +97,102 @@ class BootstrapEngine:
         both = resampled_means(np.vstack([values * w, w[None, :]]), self.b, rng)
         return np.asarray(both[:-1] / both[-1], dtype=np.float64)
 
-    def poisson(self, n_items: int, items: Callable[[int, int], tuple[FloatArray, NDArray[Any]]]) -> FloatArray:
+    def poisson(self, n_items: int, items: Rows) -> FloatArray:
         """Poisson-weighted means of ``n_items`` rows, each over its own mask.
 
         ``items(i, j)`` gives rows i..j-1 as (values, zero outside the mask; mask). Returns
         (n_items, b). One weight matrix serves every row; rows come in groups and weights in
         row blocks, so memory stays bounded whatever the number of models, pairs or tasks.
         """
+        return self._poisson_pass([(n_items, items)])[0]
+
+    def _poisson_pass(self, jobs: Sequence[tuple[int, Rows]]) -> list[FloatArray]:
+        """:meth:`poisson` of several sets of rows on one draw of the weights: each set's arithmetic is
+        what its own pass would do (the same products of the same shapes), so its means are the same bits."""
         n_tasks = len(self.matrix.task_ids)
-        out = np.empty((n_items, self.b))
+        outs = [np.empty((n_items, self.b)) for n_items, _ in jobs]
         keys = task_keys(self.seed, self._encoded)
         block = max(1, min(self.b, _WEIGHT_ELEMENTS // max(1, n_tasks)))
         # Rows are cheap to rebuild, but not free: keep them when they are small enough.
-        groups = range(0, n_items, _ITEM_GROUP)
-        kept = (
-            [items(g, min(n_items, g + _ITEM_GROUP)) for g in groups] if n_items * n_tasks <= _KEEP_ELEMENTS else None
-        )
+        kept = [
+            [items(g, min(n_items, g + _ITEM_GROUP)) for g in range(0, n_items, _ITEM_GROUP)]
+            if n_items * n_tasks <= _KEEP_ELEMENTS
+            else None
+            for n_items, items in jobs
+        ]
         for start in range(0, self.b, block):
             stop = min(self.b, start + block)
             weights = poisson_weights(keys, start, stop - start)
             weights32 = weights.astype(np.float32)  # small integers: float32 sums them exactly
-            for k, g in enumerate(groups):
-                values, masks = kept[k] if kept is not None else items(g, min(n_items, g + _ITEM_GROUP))
-                if masks.dtype == np.bool_:
-                    total = (weights32 @ masks.T.astype(np.float32)).astype(np.float64)
-                else:  # task weights, not 0/1: in float64
-                    total = weights @ masks.T
-                sums = weights @ values.T
-                # A zero total needs every weight of a large set to be 0: p < e^-200.
-                np.divide(sums, total, out=sums, where=total > 0)
-                out[g : g + len(values), start:stop] = sums.T
-        return out
+            for (n_items, items), rows, out in zip(jobs, kept, outs, strict=True):
+                for k, g in enumerate(range(0, n_items, _ITEM_GROUP)):
+                    values, masks = rows[k] if rows is not None else items(g, min(n_items, g + _ITEM_GROUP))
+                    if masks.dtype == np.bool_:
+                        total = (weights32 @ masks.T.astype(np.float32)).astype(np.float64)
+                    else:  # task weights, not 0/1: in float64
+                        total = weights @ masks.T
+                    sums = weights @ values.T
+                    # A zero total needs every weight of a large set to be 0: p < e^-200.
+                    np.divide(sums, total, out=sums, where=total > 0)
+                    out[g : g + len(values), start:stop] = sums.T
+        return outs
+
+    def _large(self) -> tuple[list[int], FloatArray, NDArray[Any], list[int], list[int]]:
+        """The models resampled with Poisson weights: (models, their rows' values, masks, the first of each
+        distinct row, each model's first)."""
+        matrix = self.matrix
+        large = [
+            m
+            for members in self.task_sets
+            if np.count_nonzero(matrix.present[members[0]]) > EXACT_LIMIT
+            for m in members
+        ]
+        values, masks = self.filled[large], matrix.present[large]
+        if self.weight is not None:
+            values, masks = values * self.weight, np.where(masks, self.weight, 0.0)
+        # Identical models must get identical resamples to the bit (so their difference is exactly 0);
+        # a matrix product need not compute two equal columns alike, so each distinct model goes once.
+        distinct: dict[bytes, int] = {}
+        inverse = [
+            distinct.setdefault(values[i].tobytes() + np.packbits(masks[i] != 0).tobytes(), i)
+            for i in range(len(large))
+        ]
+        return large, values, masks, sorted(set(inverse)), inverse
+
+    def _rides_with(self, host: BootstrapEngine) -> bool:
+        """The host's pass draws this engine's very weights (the same tasks, seed and B) and it has rows to resample."""
+        return (
+            host is not self
+            and self._ridden is None
+            and (self.b, self.seed) == (host.b, host.seed)
+            and self.matrix.task_ids == host.matrix.task_ids
+            and any(np.count_nonzero(self.matrix.present[m[0]]) > EXACT_LIMIT for m in self.task_sets)
+        )
 
     def models(self) -> FloatArray:
-        """Bootstrap means (models, b): each model over its own tasks."""
+        """Bootstrap means (models, b): each model over its own tasks.
+
+        Within :func:`shared_weights`, the riders' large models are resampled in this pass too.
+        """
         matrix = self.matrix
         theta = np.empty((len(matrix.model_ids), self.b))
-        large: list[int] = []
         for members in self.task_sets:
             columns = np.flatnonzero(matrix.present[members[0]])
             if columns.size <= EXACT_LIMIT:
                 theta[members] = self.exact(members, columns)
-            else:
-                large.extend(members)
+        large, values, masks, first, inverse = self._large()
         if large:
-            # Identical models must get identical resamples to the bit (so their difference is exactly 0);
-            # a matrix product need not compute two equal columns alike, so each distinct model goes once.
-            values, masks = self.filled[large], matrix.present[large]
-            if self.weight is not None:
-                values, masks = values * self.weight, np.where(masks, self.weight, 0.0)
-            distinct: dict[bytes, int] = {}
-            inverse = [
-                distinct.setdefault(values[i].tobytes() + np.packbits(masks[i] != 0).tobytes(), i)
-                for i in range(len(large))
-            ]
-            first = sorted(set(inverse))
+            if self._ridden is not None:
+                resampled, self._ridden = self._ridden, None
+            else:
+                riders = [r for r in _riders.get() if r._rides_with(self)]
+                plans = [r._large() for r in riders]
+                jobs: list[tuple[int, Rows]] = [(len(first), _rows(values, masks, first))]
+                jobs += [(len(plan[3]), _rows(plan[1], plan[2], plan[3])) for plan in plans]
+                resampled, *theirs = self._poisson_pass(jobs)
+                for rider, means in zip(riders, theirs, strict=True):
+                    rider._ridden = means
             where = {row: k for k, row in enumerate(first)}
-            resampled = self.poisson(len(first), lambda i, j: (values[first[i:j]], masks[first[i:j]]))
             theta[large] = resampled[[where[row] for row in inverse]]
         return theta
 
@@ -183,3 +231,21 @@ class BootstrapEngine:
 
             out[large] = self.poisson(large.size, rows)
         return out
+
+
+def _rows(values: FloatArray, masks: NDArray[Any], first: list[int]) -> Rows:
+    return lambda i, j: (values[first[i:j]], masks[first[i:j]])
+
+
+_riders: ContextVar[tuple[BootstrapEngine, ...]] = ContextVar("riders", default=())
+
+
+@contextmanager
+def shared_weights(riders: Sequence[BootstrapEngine]) -> Iterator[None]:
+    """Within: an engine's Poisson pass over the riders' tasks, seed and B resamples their models too (the
+    weights drawn once for both); a rider's own :meth:`BootstrapEngine.models` then reads its means."""
+    token = _riders.set(tuple(riders))
+    try:
+        yield
+    finally:
+        _riders.reset(token)

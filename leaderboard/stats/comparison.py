@@ -67,7 +67,7 @@ from .ties import TIE_ABS_TOL
 from .weights import TASK_WEIGHTS, TaskWeights, normalised
 
 # The result's types live in their own module; the library's callers import them from here.
-__all__ = ["CategoryChange", "Comparison", "ModelChange", "Verdict", "compare", "interval_alpha"]
+__all__ = ["CategoryChange", "Comparison", "ModelChange", "Verdict", "compare", "interval_alpha", "poisson_riders"]
 
 
 def _check(b: int, alpha: float, tolerance: float, correction: str) -> None:
@@ -99,6 +99,7 @@ def _shifts(
     alpha: float,
     seed: int,
     onehot: Grouping | None,
+    riders: Sequence[BootstrapEngine] = (),
 ) -> tuple[FloatArray, ...]:
     """Per model over its shared tasks: (delta, base mean, PR mean, bootstrap CI low, high, spread of the differences).
 
@@ -108,16 +109,10 @@ def _shifts(
     NaN with clustering: the CR2 interval replaces it.
     """
     count = shared.shape[0]
-    n = shared.sum(axis=1)
     tw_row = tw if tw is not None else np.ones(len(tasks))
     delta, base_mean, pr_mean, lo, hi, sd = (np.full(count, np.nan) for _ in range(6))
     encoded = encode_ids(tasks)
-    # Models with the same shared tasks share one keyed draw: one resampled_means call per task set.
-    groups: dict[bytes, list[int]] = {}
-    for k in range(count):
-        if n[k] > 0:
-            groups.setdefault(np.packbits(shared[k]).tobytes(), []).append(k)
-    for members in groups.values():
+    for members in _task_sets(shared):
         columns = np.flatnonzero(shared[members[0]])
         size = columns.size
         block = np.ix_(np.asarray(members, dtype=np.intp), columns)
@@ -129,7 +124,7 @@ def _shifts(
         if onehot is None:  # else the CR2 interval, below
             lo[members], hi[members] = _interval(
                 values, ps[block], bs[block], w if tw is not None else None, delta[members], tasks, encoded, columns,
-                b, alpha, seed,
+                b, alpha, seed, riders,
             )  # fmt: skip
         if size > 1:
             tied = diffs[block]
@@ -137,6 +132,15 @@ def _shifts(
             sd[members] = np.sqrt((centred * centred).sum(axis=1) / (size - 1))
 
     return delta, base_mean, pr_mean, lo, hi, sd
+
+
+def _task_sets(shared: NDArray[np.bool_]) -> list[list[int]]:
+    """Models with the same shared tasks, together: they share one draw (one resampled_means call per task set)."""
+    groups: dict[bytes, list[int]] = {}
+    for k in range(shared.shape[0]):
+        if shared[k].any():
+            groups.setdefault(np.packbits(shared[k]).tobytes(), []).append(k)
+    return list(groups.values())
 
 
 def _interval(
@@ -151,11 +155,12 @@ def _interval(
     b: int,
     alpha: float,
     seed: int,
+    riders: Sequence[BootstrapEngine] = (),
 ) -> tuple[FloatArray, FloatArray]:
     """The bootstrap interval of rows sharing one task set (``values`` their differences over ``columns``);
     with task weights ``w``, of the weighted mean, widened where needed to the HC2 t-interval."""
     if columns.size > EXACT_LIMIT:
-        resampled = _poisson_shifts(pr, base, tasks, columns, b, seed, w)
+        resampled = _poisson_shifts(pr, base, tasks, columns, b, seed, w, riders)
     elif w is None:
         resampled = resampled_means(values, int(b), keyed_rng(seed, [encoded[t] for t in columns]))
     else:
@@ -178,11 +183,22 @@ def _poisson_shifts(
     b: int,
     seed: int,
     w: FloatArray | None = None,
+    riders: Sequence[BootstrapEngine] = (),
 ) -> FloatArray:
     """Resampled changes (rows, b) over more than EXACT_LIMIT shared tasks: as the leaderboard resamples a pair
     of models on so many tasks (the Poisson bootstrap, each model's resampled (weighted) mean, their
     difference), with each model's PR and baseline scores as the pair. An exact draw of a million tasks would
-    take seconds."""
+    take seconds. A rider built ahead for these very rows (:func:`poisson_riders`) is the engine when given:
+    the leaderboard's pass may have resampled it already."""
+    matrix = _poisson_matrix(pr, base, tasks, columns)
+    engine = next((r for r in riders if _rides_for(r, matrix, int(b), seed, w)), None)
+    theta = (engine or BootstrapEngine(matrix, int(b), seed, w)).models()
+    rows = len(pr)
+    return np.asarray(theta[:rows] - theta[rows:], dtype=np.float64)
+
+
+def _poisson_matrix(pr: FloatArray, base: FloatArray, tasks: Sequence[str], columns: NDArray[np.intp]) -> ScoreMatrix:
+    """The matrix :func:`_poisson_shifts` resamples: the PR's rows above the baseline's, over the shared ``columns``."""
     rows = len(pr)
     names = tuple(f"{side} {k}" for side in ("pr", "base") for k in range(rows))
     scores = np.vstack([pr, base])
@@ -190,8 +206,56 @@ def _poisson_shifts(
         names, tuple(tasks[k] for k in columns.tolist()) if columns.size != len(tasks) else tuple(tasks), scores,
         np.ones(scores.shape, dtype=bool), np.zeros(scores.shape, dtype=np.int64), ("",), False,
     )  # fmt: skip
-    theta = BootstrapEngine(matrix, int(b), seed, w).models()
-    return np.asarray(theta[:rows] - theta[rows:], dtype=np.float64)
+    return matrix
+
+
+def _rides_for(rider: BootstrapEngine, matrix: ScoreMatrix, b: int, seed: int, w: FloatArray | None) -> bool:
+    """The rider resamples this very matrix with these B, seed and task weights: the same resampled means."""
+    if (rider.b, rider.seed) != (b, seed) or (rider.weight is None) != (w is None):
+        return False
+    if rider.weight is not None and w is not None and not np.array_equal(rider.weight, w):
+        return False
+    return rider.matrix.task_ids == matrix.task_ids and np.array_equal(rider.matrix.scores, matrix.scores)
+
+
+def poisson_riders(
+    baseline_runs: Sequence[EvalRun],
+    runs: Sequence[EvalRun],
+    *,
+    b: int,
+    seed: int,
+    cluster_by: ClusterBy = "none",
+    weights: TaskWeights = "ignore",
+) -> tuple[BootstrapEngine, ...]:
+    """The engines :func:`compare` will resample its task sets of more than EXACT_LIMIT shared tasks with, built
+    ahead: within ``bootstrap.shared_weights`` the leaderboard's pass over the same tasks resamples them too,
+    and ``compare(..., riders=...)`` reads their means instead of drawing the same weights again.
+
+    Only what compare itself computes (the same sides, alignment, shared tasks and weights); none with clusters
+    (the CR2 interval is not resampled) or invalid runs (compare reports them).
+    """
+    if cluster_by != "none":
+        return ()
+    base, pr = side_matrix(_listed(baseline_runs)), side_matrix(_listed(runs))
+    if base is None or pr is None:
+        return ()
+    models = sorted(set(base.model_ids) & set(pr.model_ids))
+    tasks = list(pr.task_ids) if base.task_ids == pr.task_ids else sorted(set(base.task_ids) | set(pr.task_ids))
+    bs, bp, _ = aligned(base, models, tasks)
+    ps, pp, _ = aligned(pr, models, tasks)
+    shared = pp & bp  # as paired.differences finds them
+    if not (shared.sum(axis=1) > EXACT_LIMIT).any():
+        return ()
+    _, tw, _, _ = this_runs_design(baseline_runs, runs, tasks, shared, cluster_by, weights)
+    tw = normalised(tw) if tw is not None else None
+    riders = []
+    for members in _task_sets(shared):
+        columns = np.flatnonzero(shared[members[0]])
+        if columns.size > EXACT_LIMIT:
+            block = np.ix_(np.asarray(members, dtype=np.intp), columns)
+            w = tw[columns] if tw is not None else None
+            riders.append(BootstrapEngine(_poisson_matrix(ps[block], bs[block], tasks, columns), int(b), seed, w))
+    return tuple(riders)
 
 
 def compare(
@@ -207,13 +271,15 @@ def compare(
     cluster_by: ClusterBy = "none",
     weights: TaskWeights = "ignore",
     min_effect: float | None = None,
+    riders: Sequence[BootstrapEngine] = (),
 ) -> Comparison:
     """Compare each model of ``runs`` with the same model in ``baseline_runs`` (matched by model_id).
 
     ``correction="holm"`` (the default) or ``fail_on_regression`` (the gate is on: its pass/fail is
     a claim about every model at once) makes drops and rises one-sided families, Holm-adjusted over
     the models compared (the module docstring). Both sides are validated like the leaderboard's
-    input (``InvalidEvalRuns``).
+    input (``InvalidEvalRuns``). ``riders``: engines :func:`poisson_riders` built ahead (any that match a
+    task set's rows are used; the results are the same bits either way).
     """
     _check(b, alpha, tolerance, correction)
     if cluster_by not in CLUSTER_BY:
@@ -246,7 +312,9 @@ def compare(
     tw_row = tw if tw is not None else np.ones(len(tasks))
     two_sided = correction == "none"
     ci_alpha = interval_alpha(alpha, not two_sided)
-    delta, base_mean, pr_mean, lo, hi, sd = _shifts(bs, ps, shared, raw, diffs, tasks, tw, b, ci_alpha, seed, onehot)
+    delta, base_mean, pr_mean, lo, hi, sd = _shifts(
+        bs, ps, shared, raw, diffs, tasks, tw, b, ci_alpha, seed, onehot, riders
+    )
     flipped = diffs * tw_row
     # What each model's test flips: its per-task (weighted) differences, or their sums per cluster.
     tested_rows = flipped
