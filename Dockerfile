@@ -18,7 +18,7 @@ WORKDIR /action
 # compiled (the image has no compiler); each file checked against its pinned hash; exactly the pinned set.
 # The packages' own test suites (numpy's: 17 MB) are never run here.
 # DuckDB (the parquet extra, compiled into requirements.txt) is here so the action reads Parquet inputs
-# and baselines and writes --export-parquet: about 69 MB installed, 29 MB more to pull.
+# and baselines and writes --export-parquet: 71 MB more image, 25 MB more to pull (measured: docs/parquet.md).
 COPY requirements.txt /action/requirements.txt
 RUN python -m pip install --no-cache-dir --root-user-action=ignore --only-binary=:all: --require-hashes --no-deps \
         -r /action/requirements.txt \
