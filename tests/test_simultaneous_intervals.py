@@ -10,9 +10,12 @@ import numpy as np
 import pytest
 from conftest import run
 
-from leaderboard import EvalRun
+from leaderboard import EvalRun, analyse
 from leaderboard.report.comparison import gate_line, shown_interval, table, verdict_text
 from leaderboard.report.comparison_method import rule_text
+from leaderboard.report.document import render_markdown
+from leaderboard.report.verdict import verdict
+from leaderboard.stats.analysis import Leaderboard
 from leaderboard.stats.comparison import Comparison, ModelChange, compare
 from leaderboard.stats.paired import excludes_zero, reaching_zero
 
@@ -103,3 +106,64 @@ def test_an_undecided_row_reaches_0_and_a_decided_row_keeps_its_interval() -> No
     lo, hi = reaching_zero(np.array([0.01, -0.05, 0.02, np.nan]), np.array([0.05, -0.01, 0.04, np.nan]), decided)
     assert lo.tolist()[:3] == [0.0, -0.05, 0.02] and hi.tolist()[:3] == [0.05, 0.0, 0.04]
     assert math.isnan(lo[3]) and math.isnan(hi[3])
+
+
+# --- the leaderboard's pairs ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def noisy_board() -> Leaderboard:
+    # 40 models whose true means differ by little on 30 tasks: of 780 pairs, some have a 95% interval that
+    # excludes 0 while Holm's step-down over the 780 does not separate them.
+    rng = np.random.default_rng(11)
+    scores = np.clip(rng.uniform(0.3, 0.7, 30)[None, :] + 0.08 * rng.standard_normal((40, 30)), 0.0, 1.0)
+    runs = [run(f"m{m:02d}", f"t{t:02d}", float(scores[m, t])) for m in range(40) for t in range(30)]
+    return analyse(runs, b=500, seed=0)
+
+
+def test_a_pair_not_significant_has_its_interval_reach_0_and_a_significant_one_excludes_it(
+    noisy_board: Leaderboard,
+) -> None:
+    table = noisy_board.pairs
+    shown = excludes_zero(table.ci_lo, table.ci_hi)
+    assert np.array_equal(shown, table.significant)
+    # The case that contradicted its verdict: the pair's own interval excluded 0, the family did not separate it.
+    unconfirmed = (table.own_side != 0) & ~table.significant
+    assert unconfirmed.sum() > 0
+    assert np.all((table.ci_lo[unconfirmed] == 0.0) | (table.ci_hi[unconfirmed] == 0.0))
+
+
+def test_the_pair_tables_say_no_interval_beside_a_no_excludes_0(noisy_board: Leaderboard) -> None:
+    text = render_markdown(noisy_board)
+    assert "the test did not confirm it" not in text
+    assert "Each 95% CI is the pair's own (not simultaneous over the" in text
+    for line in text.splitlines():
+        if "| no: " in line:
+            ci = next(cell for cell in line.split("|") if cell.strip().startswith("["))
+            lo, hi = (float(x.replace("−", "-").replace("+", "")) for x in ci.strip()[1:-1].split(",\u00a0"))
+            assert lo <= 0.0 <= hi, line
+
+
+def leader_ahead_of_29(gap: float) -> Leaderboard:
+    """30 models on 40 tasks, the first ``gap`` above 29 alike: Holm over 435 pairs separates none of them,
+    the confidence set for the best (29 one-sided comparisons) may."""
+    rng = np.random.default_rng(2)
+    scores = rng.uniform(0.3, 0.7, 40)[None, :] + 0.15 * rng.standard_normal((30, 40))
+    scores[0] += gap
+    scores = np.clip(scores, 0.0, 1.0)
+    return analyse([run(f"m{m:02d}", f"t{t:02d}", float(scores[m, t])) for m in range(30) for t in range(40)], b=500)
+
+
+def test_the_best_is_named_beside_its_own_interval_though_the_pair_table_does_not_separate_the_two() -> None:
+    board = leader_ahead_of_29(0.14)
+    top = board.pair(1, 2)
+    assert board.top_group == ("m00",) and not top.significant and top.ci_lo == 0.0
+    # The set's own family: the gap's interval excludes 0, as the claim "is best" does.
+    assert board.best is not None and board.best.gap[0] > 0.0 and board.pairs.own_side[0] == 1
+    assert "**`m00` is best**" in verdict(board) and "(95% CI [+0.050,\u00a0+0.197])" in verdict(board)
+
+
+def test_a_tie_for_first_is_said_beside_a_gap_interval_reaching_0() -> None:
+    board = leader_ahead_of_29(0.10)
+    assert len(board.top_group) > 1 and board.pairs.leader_ci[0] > 0.0  # the pair's own interval excluded 0
+    assert "statistically tied for first" in verdict(board) and "(95% CI [0.000,\u00a0+0.159])" in verdict(board)
