@@ -3,6 +3,7 @@ the verdict beside it.
 
     python benchmarks/bench_simultaneous.py                      # 50 and 500 models, 1,000 / 200 reps
     python benchmarks/bench_simultaneous.py --models 50 --reps 100
+    python benchmarks/bench_simultaneous.py --models 5 10 50 --reps 200 --kinds "all drop" --shift 0.012  # power
 
 m models on n tasks, each task's true score uniform on [0.3, 0.7]; the baseline and this run each a fresh
 draw with noise sd 0.02 (continuous), or 0/1 scores drawn at those rates (binary). This run adds a true
@@ -39,13 +40,13 @@ def rate(hits: int, reps: int) -> str:
     return f"{100 * p:.1f}% (SE {100 * math.sqrt(max(p * (1 - p), 1e-12) / reps):.1f})"
 
 
-def truth(kind: str, m: int) -> np.ndarray:
+def truth(kind: str, m: int, shift: float = SHIFT) -> np.ndarray:
     theta = np.zeros(m)
     if kind == "mix":
         k = max(1, m // 10)
-        theta[:k], theta[k : 2 * k] = -SHIFT, SHIFT
+        theta[:k], theta[k : 2 * k] = -shift, shift
     elif kind == "all drop":
-        theta[:] = -SHIFT
+        theta[:] = -shift
     return theta
 
 
@@ -88,11 +89,13 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=40)
     parser.add_argument("--kinds", nargs="+", default=["none", "mix", "all drop"])
     parser.add_argument("--binary", action="store_true", help="0/1 scores on --tasks tasks")
+    parser.add_argument("--shift", type=float, default=SHIFT, help="the size of each true change")
     args = parser.parse_args()
-    for m, reps in zip(args.models, args.reps * len(args.models), strict=False):
+    reps_of = args.reps + [args.reps[-1]] * len(args.models)
+    for m, reps in zip(args.models, reps_of, strict=False):
         for kind in args.kinds:
             rng = np.random.default_rng(m)
-            theta = truth(kind, m)
+            theta = truth(kind, m, args.shift)
             start = time.perf_counter()
             totals = np.zeros(7, dtype=np.int64)
             for r in range(reps):
