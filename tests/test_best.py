@@ -60,8 +60,8 @@ def test_a_model_is_left_out_exactly_when_another_is_ahead_of_it_one_sided_at_al
             if k not in (int(table.a[p]), int(table.b[p])):
                 continue
             d = float(table.mean_diff[p]) * (1 if int(table.b[p]) == k else -1)  # the other model minus this one
-            lo, hi = float(table.ci_lo[p]), float(table.ci_hi[p])
-            excludes = lo > 0 if int(table.b[p]) == k else hi < 0
+            # The pair's own interval as computed (the table's reaches 0 where Holm over all pairs did not decide).
+            excludes = int(table.own_side[p]) == (1 if int(table.b[p]) == k else -1)
             ahead |= d > 0 and float(table.p_value[p]) / 2 <= level and excludes
         assert (model in board.top_group) is not ahead
 

@@ -143,18 +143,18 @@ def test_too_few_shared_tasks_detect_nothing_whatever_the_gap() -> None:
     assert m.verdict == "no detectable change" and words(m) == "too few shared tasks (5 < 6)"
 
 
-def test_a_bootstrap_ci_that_excludes_0_is_no_change_when_the_exact_test_disagrees() -> None:
+def test_a_bootstrap_ci_that_excludes_0_reaches_0_when_the_exact_test_disagrees() -> None:
     # Five tasks up 0.1, one down 0.01: every resample's mean is above 0 but for the all-down one,
     # while the exact test counts 4 of the 64 sign patterns at least as extreme: p = 0.0625.
     base = suite({"m": [0.5] * 6})
     pr = suite({"m": [0.6] * 5 + [0.49]})
     m = change(cmp(base, pr, correction="none"), "m")  # two-sided, per model
-    assert m.ci_lo > 0 and m.p_value == pytest.approx(0.0625)
-    assert m.verdict == "no detectable change" and words(m) == "exact test p = 0.062"
+    assert m.p_value == pytest.approx(0.0625) and m.verdict == "no detectable change"
+    # The test decides: the interval reaches 0 rather than claim the rise the verdict does not.
+    assert m.ci_lo == 0.0 and m.ci_hi > m.delta
     delta, ci, unconfirmed = shown_interval(m)
-    # The interval as computed (never moved to 0); the verdict says in words that the test did not confirm it.
-    assert (delta, unconfirmed) == ("+0.082", True) and ci.startswith("[+0.0") and "†" not in ci
-    assert verdict_text(m, 0.0) == "➖ no detectable change: the test did not confirm it (exact test p = 0.062)"
+    assert (delta, unconfirmed) == ("+0.082", False) and ci.startswith("[0.000,")
+    assert verdict_text(m, 0.0) == "➖ no detectable change (exact test p = 0.062)"
 
 
 def test_a_model_with_no_shared_task_is_not_compared() -> None:
@@ -212,7 +212,8 @@ def test_re_measured_noise_in_many_models_is_held_to_alpha_overall_with_holm() -
     assert 0 < sum(m.significant for m in per_model.models) <= 20  # about alpha x 200 by chance
     assert not any(m.significant for m in family.models)
     assert all(m.p_adjusted >= m.p_value for m in family.models)
-    assert any((words(m) or "").startswith("Holm-adjusted one-sided p = ") for m in family.models)
+    # Each interval at alpha / 200 includes 0 beside each "no detectable change": it says so first.
+    assert all(m.ci_lo <= 0.0 <= m.ci_hi and words(m) == "CI includes 0" for m in family.models)
 
 
 def test_parameters_are_checked() -> None:
@@ -484,11 +485,12 @@ def test_the_comment_with_the_section_fits_githubs_limit_at_500_models() -> None
     assert re.search(r"\n\d+ more with a detected change: the job summary lists every model", section)
 
 
-def test_an_unconfirmed_change_keeps_its_interval_and_says_so_in_words() -> None:
+def test_an_unconfirmed_change_shows_an_interval_reaching_0_and_needs_no_words_to_undo_it() -> None:
     base = suite({"m": [0.5] * 6, "n": [0.5] * 6})
     pr = suite({"m": [0.6] * 5 + [0.49], "n": [0.5] * 6})
     text = comparison_markdown(cmp(base, pr, correction="none"), "")
-    assert "†" not in text and "the test did not confirm it" in text
+    assert "| +0.082 [0.000,\u00a0+0.100] | ➖ no detectable change (exact test p = 0.062) |" in text
+    assert "the test did not confirm it" not in text
 
 
 def test_a_family_of_one_model_is_named_in_the_singular() -> None:

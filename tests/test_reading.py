@@ -178,13 +178,15 @@ def test_categories_are_rows_never_columns(comments: dict[str, tuple[str, int]])
     assert f"| `{DROPPING}` | `astropy/astropy` | −50.0 | 22 |" in block
 
 
-def test_no_interval_is_moved_to_zero(comments: dict[str, tuple[str, int]]) -> None:
+def test_no_interval_contradicts_the_verdict_beside_it_and_none_is_marked(comments: dict[str, tuple[str, int]]) -> None:
     for body, _ in comments.values():
-        assert "†" not in body
+        assert "†" not in body and "the test did not confirm it" not in body
     swebench = comments["swebench"][0]
-    # Pairs whose interval excludes 0 but which the test did not confirm keep their interval and say so.
-    unconfirmed = [line for line in swebench.splitlines() if "the test did not confirm it" in line]
-    assert unconfirmed and all(re.search(r"\[\+\d+\.\d,", line) for line in unconfirmed)
+    # Pairs Holm did not separate whose interval alone excluded 0 now reach 0; a separated pair never shows an end of 0.
+    unconfirmed = [line for line in swebench.splitlines() if "| no: Holm-adjusted p" in line]
+    assert unconfirmed and all(re.search(r"\[0\.0,\u00a0\+\d+\.\d\]", line) for line in unconfirmed)
+    separated = [line for line in swebench.splitlines() if "✓ yes" in line]
+    assert separated and not any(re.search(r"\[0\.0,", line) for line in separated)
 
 
 def test_the_green_case_is_at_most_five_visible_lines_above_the_leaderboard(

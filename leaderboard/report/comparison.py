@@ -8,9 +8,9 @@ Numbers follow the documents' rules (:mod:`leaderboard.report.formatting`), thre
 * a detected change never prints an end of 0 or of the wrong sign: when three decimals would, the
   interval is printed with as many more as it takes (at most 12; a detected change's CI is at least
   1e-12 away from 0);
-* a change not detected prints its interval as computed; when that interval excludes 0 but the test
-  does not confirm the change (or there are too few tasks), the verdict says so in words
-  ("no detectable change: the test did not confirm it (exact test p = 0.13)").
+* a change not detected prints its interval, which reaches 0 (the statistics widen it where the
+  bootstrap alone would exclude 0 and the test does not confirm the change: no number says more than
+  the verdict); were one to exclude 0, the verdict would say in words that the test did not confirm it.
 
 Only what changed is in the open: regressions, changes within the tolerance and improvements have
 rows; the models with no detectable change are counted and their rows collapsed.
@@ -76,10 +76,13 @@ def shown_interval(change: ModelChange) -> tuple[str, str, bool]:
     return difference(change.delta, change.ci_lo, change.ci_hi, change.significant, missing="")
 
 
-def interval_name(alpha: float, one_sided: bool) -> str:
-    """ "95% CI", or "one-sided 95% bounds" when each end is a one-sided bound at the test's level."""
+def interval_name(alpha: float, one_sided: bool, family: int = 1) -> str:
+    """ "95% CI", or "one-sided 95% bounds" when each end is a one-sided bound at the test's level, "simultaneous
+    one-sided 95% bounds" when a family's bounds (each at alpha / family) hold together at that level."""
     confidence = f"{(1.0 - alpha) * 100:.6g}%"
-    return f"one-sided {confidence} bounds" if one_sided else f"{confidence} CI"
+    if not one_sided:
+        return f"{confidence} CI"
+    return f"{'simultaneous ' if family > 1 else ''}one-sided {confidence} bounds"
 
 
 def interval_confidence(comparison: Comparison) -> str:
@@ -164,7 +167,7 @@ def _tasks_cell(change: ModelChange) -> str:
 def table(changes: Sequence[ModelChange], comparison: Comparison, noise: Mapping[str, str] | None = None) -> str:
     """The models' rows; ``noise``: model id → its run-to-run noise on the base branch, shown under its Δ."""
     label = labels([m.model_id for m in changes])
-    bounds = interval_name(comparison.alpha, comparison.one_sided)
+    bounds = interval_name(comparison.alpha, comparison.one_sided, comparison.family)
     lines = [
         f"| Model | Base | PR | Δ{delta_unit()} [{bounds}] | Verdict | Tasks |",
         "|-------|-----:|---:|:------:|---------|------:|",
@@ -403,7 +406,8 @@ def gate_line(change: ModelChange, alpha: float) -> str:
     ci = ci.replace("\u00a0", " ")  # a log line: a plain space
     adjusted = f" (Holm-adjusted {p_text(change.p_adjusted, alpha)})" if change.p_adjusted != change.p_value else ""
 
-    bounds = f"{interval_name(alpha, change.one_sided_bounds)} {ci}" if ci else no_interval(change.n_clusters)
+    name = interval_name(alpha, change.one_sided_bounds, change.family)
+    bounds = f"{name} {ci}" if ci else no_interval(change.n_clusters)
     return (
         f"{printable(change.model_id)}: Δ {delta}, {bounds}, over {change.n_shared} "
         f"shared tasks, {change.test} {p_text(change.p_value, alpha)}{adjusted}"

@@ -4,6 +4,7 @@ block (the test, its level and family, the interval, the smallest change the sui
 from __future__ import annotations
 
 from ..stats.comparison import Comparison
+from ..stats.parameters import min_resamples
 from ..stats.significance import min_tasks
 from .comparison import interval_confidence
 from .markdown import md_code
@@ -66,7 +67,16 @@ def rule_text(comparison: Comparison) -> str:
     else:
         ci = f"paired bootstrap CI ({comparison.b} resamples, seed {comparison.seed})"
     excludes = "the CI excludes 0"
-    if comparison.one_sided:
+    if comparison.one_sided and comparison.family > 1:
+        # Each bound at alpha / m (Bonferroni): the family's bounds hold together at 1 - alpha, as its verdicts do.
+        each = f"{(1.0 - comparison.ci_alpha / 2.0) * 100:.6g}%"
+        ci = (
+            f"{ci}, each end a one-sided {each} bound ({comparison.alpha:g} / {_count(comparison.family)}"
+            f"{_t_hull(comparison)}): simultaneous over the {_count(comparison.family)} models, all the upper "
+            f"bounds hold at once with probability at least {confidence}, and all the lower bounds"
+        )
+        excludes = "the CI excludes 0 on Δ's side (a drop's upper bound below 0, a rise's lower bound above 0)"
+    elif comparison.one_sided:
         # The bound sits at the one-sided test's level: the two-sided interval at 1 - 2 alpha.
         ci = f"{ci}, each end a one-sided {confidence} bound (the two-sided {interval_confidence(comparison)} interval)"
         excludes = "the CI excludes 0 on Δ's side (a drop's upper bound below 0, a rise's lower bound above 0)"
@@ -75,6 +85,14 @@ def rule_text(comparison: Comparison) -> str:
     return (
         f"**The baseline comparison**: Δ = this run − baseline, the mean over the tasks the model ran in both; "
         f"{ci}, ends rounded outward. A change is detected when {excludes}, {test} and the model shares "
-        f"at least {min_tasks(comparison.alpha)} {unit}; a drop is a regression when it is detected{tolerance}. "
-        f"Means are over the shared tasks.{power}"
+        f"at least {min_tasks(comparison.alpha)} {unit}; a drop is a regression when it is detected{tolerance}; "
+        f"with no change detected the CI reaches 0 (widened to it where the test, which decides, does not confirm "
+        f"what the CI alone would). Means are over the shared tasks.{power}"
     )
+
+
+def _t_hull(comparison: Comparison) -> str:
+    """Where the resamples cannot resolve a bound's level, the t-interval widens it (``paired.t_hull``)."""
+    if comparison.cluster_by != "none" or comparison.b >= min_resamples(comparison.ci_alpha):
+        return ""
+    return f", widened to the t-interval's where {_count(comparison.b)} resamples cannot resolve it"

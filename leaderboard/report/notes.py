@@ -26,6 +26,11 @@ def pairs_note(board: Leaderboard) -> str:
             f"can reach {board.alpha:g})"
         )
         p = "a Holm-adjusted p"
+    own = f"{confidence_label(board.alpha)} CI"
+    reach = (
+        f" Each {own} is the pair's own{f' (not simultaneous over the {table.family:,})' if table.family > 1 else ''}; "
+        "a pair not significant has it reach 0, widened where it alone would exclude 0: the test decides."
+    )
     if board.clustering is not None:
         return (
             f"Pairwise: {table.tested:,} pair{'s' if table.tested != 1 else ''} tested at {level}; "
@@ -35,7 +40,7 @@ def pairs_note(board: Leaderboard) -> str:
             "where too few clusters leave the sign-flip unable to reach the family's level (its smallest p "
             "is 2 / 2^clusters), the CR2 t-test with Bell-McCaffrey df takes its place. "
             f"Below {min_tasks(board.alpha)} shared clusters no sign-flip test can reach {board.alpha:g}: "
-            "nothing is significant."
+            f"nothing is significant.{reach}"
         )
     return (
         f"Pairwise: {table.tested:,} pair{'s' if table.tested != 1 else ''} tested at {level}; "
@@ -43,7 +48,7 @@ def pairs_note(board: Leaderboard) -> str:
         "Significant means the paired bootstrap CI of the per-task difference excludes 0 and the paired "
         "permutation test (sign flips, exact or Monte Carlo; McNemar's for 0/1 scores) gives "
         f"{p} <= {board.alpha:g}. Below {min_tasks(board.alpha)} shared tasks no sign-flip test can reach "
-        f"{board.alpha:g}."
+        f"{board.alpha:g}.{reach}"
     )
 
 

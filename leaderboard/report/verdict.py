@@ -49,11 +49,15 @@ def verdict(board: Leaderboard) -> str:
         return f"{inline(first)} ranks first; pairwise comparisons were not computed."
     level = confidence_label(board.alpha)
     second = board.pair(1, 2)
-    d, lo, hi = oriented(second, first)
+    d, _, _ = oriented(second, first)
+    # The gap's interval as the confidence set for the best reads it (stats/best.py), a family of its own: the
+    # pair table's may reach 0 where the set puts the first ahead.
+    own_lo, own_hi = board.best.gap if board.best is not None else (second.ci_lo, second.ci_hi)
+    lo, hi = (own_lo, own_hi) if second.model_a == first else (-own_hi, -own_lo)
     if second.n_shared == 0:
         gap = f"the top two ({inline(first)} and {inline(rows[1].model_id)}) share no task, so they cannot be compared"
     else:
-        shown, ci, _ = difference(d, lo, hi, second.significant, missing="")
+        shown, ci, _ = difference(d, lo, hi, lo > 0 or hi < 0, missing="")
         shown += POINTS if in_percent() else ""
         bounds = f"{level} CI {ci}" if ci else no_interval(second.n_clusters)
         # On the shared tasks, which the table's means (over each model's own tasks) need not be: said.

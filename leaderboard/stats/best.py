@@ -20,12 +20,12 @@ With ``correction="none"`` the set is the per-pair view: the models no pair puts
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .paired import excludes_zero
 from .pairs import PairTable
 from .ties import TIE_ABS_TOL
 
@@ -45,6 +45,9 @@ class BestSet:
     per_comparison: float
     family: bool  # False: the per-pair view (correction "none")
     ahead: tuple[tuple[str, str], ...] = ()
+    # The interval of the first pair (ranks 1 and 2, as the pair table orients it) the verdict gives beside its
+    # gap: the pair's own, reaching 0 unless the set puts one of the two ahead of the other.
+    gap: tuple[float, float] = (math.nan, math.nan)
 
     def ahead_of(self, model: str) -> str | None:
         """The model found ahead of ``model``, None when ``model`` is in the set."""
@@ -59,12 +62,13 @@ def best_set(table: PairTable) -> BestSet:
     family = table.correction != "none"
     if m < 2:
         return BestSet(ids, alpha, 0, alpha, family)
+    lo, hi = table.leader_ci
     if family:
         level = alpha / (m - 1)
         direction = np.sign(np.where(np.abs(table.mean_diff) <= TIE_ABS_TOL, 0.0, table.mean_diff))
         with np.errstate(invalid="ignore"):
             tested = (table.n_shared > 0) & (direction != 0) & (table.p_value / 2.0 <= level)
-        ahead = tested & excludes_zero(table.ci_lo, table.ci_hi, direction)
+        ahead = tested & (table.own_side == direction)  # the pair's own interval at alpha, not the table's
     else:
         level = alpha
         direction = np.sign(table.mean_diff)
@@ -82,7 +86,9 @@ def best_set(table: PairTable) -> BestSet:
         first_winner[:] = m
     members = tuple(ids[k] for k in np.flatnonzero(out))
     named = tuple((ids[k], ids[int(first_winner[k])]) for k in np.flatnonzero(~out))
-    return BestSet(members, alpha, m - 1, level, family, named)
+    if ahead.size and not ahead[0]:
+        lo, hi = min(lo, 0.0), max(hi, 0.0)  # NaN stays NaN: the pair shares no task
+    return BestSet(members, alpha, m - 1, level, family, named, (lo, hi))
 
 
 def in_set(best: BestSet, ranked_ids: tuple[str, ...]) -> NDArray[np.bool_]:

@@ -8,13 +8,16 @@ with the leaderboard's own rule for a pair (the paired-difference kernel, ``stat
   draw of the one engine: ``resampling.keyed_rng(seed, sorted shared task ids)`` and
   ``resampled_means``, so the resamples depend on the seed and the task set alone. Two-sided
   at 1 - alpha per model; in the one-sided families below (and the gate) each end is a one-sided
-  1 - alpha bound (the two-sided 1 - 2 alpha interval), the level of the one-sided test it sits
-  beside: a two-sided 95% interval held a regression to a 97.5% bound and cost the gate power;
+  1 - alpha / m bound over the m models of the family (the two-sided 1 - 2 alpha / m interval):
+  Bonferroni, so that all the upper bounds hold at once with probability >= 1 - alpha (and all the
+  lower ones), the family-wise level of the verdicts beside them (stats/family.py). Where the
+  resamples cannot resolve that level the end is the t-interval's (``paired.t_hull``);
 * p is the exact paired permutation test (``significance.sign_flip_test``) of the per-task
   differences, a difference within ``math.isclose`` (rel 1e-9, abs 1e-12) being 0;
 * the change is *detected* only when the CI excludes 0, p <= alpha and there are at least
   ``min_tasks(alpha)`` shared tasks; then it is ``improved`` or, downwards, ``regressed``,
-  unless the CI's upper end is not below ``-tolerance``: ``within tolerance``.
+  unless the CI's upper end is not below ``-tolerance``: ``within tolerance``. A model with no
+  change detected has its CI reach 0 (``paired.reaching_zero``): no interval says more than its verdict.
 
 With the default correction (``holm``), and whenever the gate is on (``fail_on_regression``),
 the models compared are families (stats/family.py): a drop is tested one-sided, Holm-adjusted
@@ -55,8 +58,10 @@ from .paired import (
     decide,
     differences,
     excludes_zero,
+    reaching_zero,
     reason_codes,
     sign_flip,
+    t_hull,
     weighted_hull,
 )
 from .parameters import check_resamples
@@ -171,7 +176,7 @@ def _interval(
         resampled = both[:-1] / both[-1]
     lo, hi = percentile_interval(resampled, alpha)
     if w is None:
-        return lo, hi
+        return t_hull(values, np.ones(values.shape), delta, lo, hi, alpha, int(b))
     return weighted_hull(values * w, np.broadcast_to(w, values.shape), delta, lo, hi, alpha)
 
 
@@ -311,20 +316,20 @@ def compare(
     tw = normalised(tw) if tw is not None else None  # only the ratios matter; no product or sum overflows
     tw_row = tw if tw is not None else np.ones(len(tasks))
     two_sided = correction == "none"
-    ci_alpha = interval_alpha(alpha, not two_sided)
+    flipped = diffs * tw_row
+    # What each model's test flips: its per-task (weighted) differences, or their sums per cluster.
+    tested_rows = flipped if onehot is None else onehot.sums(flipped)
+    member = (n > 0) & family_members(np.count_nonzero(tested_rows, axis=1), 2.0 * alpha)  # one-sided: 1 / 2^k <= alpha
+    # Each bound at alpha / m (Bonferroni over the family): all of them hold at once (stats/family.py).
+    ci_alpha = interval_alpha(alpha, not two_sided, 1 if two_sided else int(member.sum()))
     delta, base_mean, pr_mean, lo, hi, sd = _shifts(
         bs, ps, shared, raw, diffs, tasks, tw, b, ci_alpha, seed, onehot, riders
     )
-    flipped = diffs * tw_row
-    # What each model's test flips: its per-task (weighted) differences, or their sums per cluster.
-    tested_rows = flipped
     cluster: ClusterFigures | None = None
     if onehot is not None:
         sizes = onehot.sums(np.where(shared, tw_row, 0.0))
-        tested_rows = onehot.sums(flipped)
         cluster = cluster_figures(onehot.sums(np.where(shared, raw, 0.0) * tw_row), tested_rows, sizes, ci_alpha)
         lo, hi = cluster.ci_lo, cluster.ci_hi
-    member = (n > 0) & family_members(np.count_nonzero(tested_rows, axis=1), 2.0 * alpha)  # one-sided: 1 / 2^k <= alpha
     p, method = sign_flip(tested_rows)
     # One-sided, p / 2 meets alpha / m: the two-sided p must reach 2 alpha / m.
     reach = alpha if two_sided else 2.0 * alpha / max(1, int(member.sum()))
@@ -338,6 +343,7 @@ def compare(
     units = cluster.clusters if cluster is not None else n
     # The interval must exclude 0 on the side the mean (and a one-sided p) points to.
     codes = reason_codes(n, units, excludes_zero(lo, hi, tie_free), adjusted, alpha, unchanged)
+    lo, hi = reaching_zero(lo, hi, codes == DECIDED)
     fewest = min_tasks(alpha)
     categories = pr.categories if pr else ()
 
@@ -389,6 +395,7 @@ def compare(
                 ),
                 n_clusters=int(units[k]) if cluster is not None else None,
                 one_sided_bounds=not two_sided,
+                family=1 if two_sided else int(member.sum()),
             )
         )
     return Comparison(

@@ -8,16 +8,17 @@ from typing import Literal
 
 from ..records import Reason
 from .clustering import ClusterBy
-from .family import DEFAULT_CORRECTION, Correction
+from .family import DEFAULT_CORRECTION, Correction, simultaneous
 from .power import Detectable
 from .weights import TaskWeights
 
 Verdict = Literal["regressed", "within tolerance", "improved", "no detectable change", "unchanged"]
 
 
-def interval_alpha(alpha: float, one_sided: bool) -> float:
-    """The two-sided interval whose ends are one-sided 1 - alpha bounds when ``one_sided`` (capped at 1: the median)."""
-    return min(2.0 * alpha, 1.0) if one_sided else alpha
+def interval_alpha(alpha: float, one_sided: bool, family: int = 1) -> float:
+    """The two-sided alpha of an interval whose ends are one-sided 1 - alpha / ``family`` bounds when ``one_sided``
+    (Bonferroni over the family; capped at 1: the median), else alpha."""
+    return min(2.0 * simultaneous(alpha, family), 1.0) if one_sided else alpha
 
 
 @dataclass(frozen=True)
@@ -65,8 +66,10 @@ class ModelChange:
     # With cluster-by on: the clusters the model shares with its baseline (None otherwise).
     n_clusters: int | None = None
     clusters_needed: int | None = None
-    # The CI's ends are one-sided 1 - alpha bounds (the one-sided families, the gate), not a two-sided interval.
+    # The CI's ends are one-sided 1 - alpha / family bounds (the one-sided families, the gate), not a two-sided
+    # interval; ``family`` models' bounds hold at once with probability >= 1 - alpha (1: per model).
     one_sided_bounds: bool = False
+    family: int = 1
 
     @property
     def significant(self) -> bool:
@@ -113,8 +116,9 @@ class Comparison:
 
     @property
     def ci_alpha(self) -> float:
-        """The two-sided alpha of the CIs: alpha, or 2 alpha when each end is a one-sided 1 - alpha bound."""
-        return interval_alpha(self.alpha, self.one_sided)
+        """The two-sided alpha of the CIs: alpha, or 2 alpha / family when each end is a one-sided 1 - alpha / family
+        bound (all the family's bounds on one side hold at once with probability >= 1 - alpha)."""
+        return interval_alpha(self.alpha, self.one_sided, self.family)
 
     def having(self, verdict: Verdict) -> tuple[ModelChange, ...]:
         return tuple(m for m in self.models if m.verdict == verdict)

@@ -30,6 +30,7 @@ from numpy.typing import NDArray
 from ..records import Why
 from .clustering import cr2, t_interval, t_two_sided_p
 from .family import Correction, adjust, one_sided, step_levels
+from .parameters import min_resamples
 from .resampling import FloatArray
 from .significance import CR2_T, min_tasks, sign_flip_test
 from .ties import TIE_ABS_TOL, TIE_REL_TOL, tie_tolerance
@@ -211,6 +212,35 @@ def excludes_zero(ci_lo: FloatArray, ci_hi: FloatArray, direction: FloatArray | 
         if direction is None:
             return np.asarray((ci_lo > TIE_ABS_TOL) | (ci_hi < -TIE_ABS_TOL))
         return np.asarray(np.where(direction > 0, ci_lo > TIE_ABS_TOL, ci_hi < -TIE_ABS_TOL))
+
+
+def reaching_zero(ci_lo: FloatArray, ci_hi: FloatArray, decided: NDArray[np.bool_]) -> tuple[FloatArray, FloatArray]:
+    """Each row not decided has its interval reach 0: the shown interval never says more than the verdict.
+
+    A bootstrap or t-interval and the sign-flip test are two procedures: near the threshold one can
+    exclude 0 where the other does not confirm it. Widening such an interval to 0 keeps its coverage (it
+    only grows) and makes it agree with the test, which decides. A decided row's interval excludes 0
+    already (``reason_codes`` asks it to). NaN (no interval) stays NaN.
+    """
+    lo = np.where(decided, ci_lo, np.minimum(ci_lo, 0.0))
+    hi = np.where(decided, ci_hi, np.maximum(ci_hi, 0.0))
+    return np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
+
+
+def t_hull(
+    totals: FloatArray, sizes: FloatArray, means: FloatArray, lo: FloatArray, hi: FloatArray, alpha: float, b: int
+) -> tuple[FloatArray, FloatArray]:
+    """The percentile interval, widened to the (HC2) t-interval when ``b`` resamples cannot resolve ``alpha``.
+
+    A family's interval is at alpha / m: 1e-4 at 500 models, beyond the last of 500 resamples. The
+    extreme order statistic is then the end, and it falls short of the true quantile; the t-interval
+    (each unit its own cluster, ``totals`` its weight x difference, ``sizes`` its weight: Student's t with
+    n - 1 df at equal sizes) needs no resamples. Where ``b`` resolves ``alpha`` (``parameters.min_resamples``)
+    the interval is kept.
+    """
+    if b >= min_resamples(alpha):
+        return lo, hi
+    return weighted_hull(totals, sizes, means, lo, hi, alpha)
 
 
 def reason_codes(
