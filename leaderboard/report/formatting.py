@@ -3,9 +3,10 @@
 * Three decimals by default; more where two different values would otherwise print alike.
 * Interval ends are rounded outward, so the printed interval contains the computed one.
 * A significant difference never prints an interval end of 0 or of the wrong sign (more
-  decimals until it does not); a non-significant one prints the interval as computed (rounded
-  outward), and where that interval excludes 0 but the test did not confirm the difference, the
-  words beside it say so: an interval is never moved.
+  decimals until it does not); a non-significant one prints the interval it is given, rounded
+  outward. The statistics widen such an interval to reach 0 where the bootstrap alone would exclude
+  it, so no number says more than the verdict; were one given that excludes 0, the words beside it
+  say that the test did not confirm the difference.
 * One interval style everywhere: ``[lo, hi]``; differences are signed.
 * Scores in [0, 1] read as percentages and their differences in points (74.4%, −3.0 pts), as
   SWE-bench and MTEB print them, inside :func:`score_format` (``percent=True``); outside it, and
