@@ -15,7 +15,7 @@ import secrets
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
-from typing import TextIO
+from typing import TextIO, cast
 
 import numpy as np
 
@@ -55,13 +55,24 @@ class CompactRows:
         total = len(self)
         for start in range(0, total, _ROWS_PER_WRITE):
             stop = min(total, start + _ROWS_PER_WRITE)
-            slots: list[str | list[str]] = [f",\n{indent}  ["]
-            for column in self.columns:
-                slots += [_texts(column[start:stop]), ", "]
-            slots[-1] = "]"
+            slots: list[str | Sequence[str]] = [f",\n{indent}  ["]
+            for k, column in enumerate(self.columns):
+                before, texts, after = _texts(column[start:stop])
+                _add(slots, (", " if k else "") + before)
+                _add(slots, texts)
+                _add(slots, after)
+            _add(slots, "]")
             text = interleaved(slots, stop - start)
             # The first row follows the opening bracket: no comma before it.
             yield text[1:] if start == 0 else text
+
+
+def _add(slots: list[str | Sequence[str]], slot: str | Sequence[str]) -> None:
+    """Append ``slot``, a text every row has joined to the one before it: fewer slots to interleave."""
+    if isinstance(slot, str) and isinstance(slots[-1], str):
+        slots[-1] += slot
+    else:
+        slots.append(slot)
 
 
 def interleaved(slots: Sequence[str | Sequence[str]], rows: int, head: str = "") -> str:
@@ -74,24 +85,34 @@ def interleaved(slots: Sequence[str | Sequence[str]], rows: int, head: str = "")
     return "".join(parts)
 
 
-def _texts(values: Sequence[object] | FloatArray) -> list[str]:
-    """Each value as ``json.dumps`` writes it (``ensure_ascii`` off, no NaN), the column encoded in one C call."""
-    if isinstance(values, np.ndarray):
-        values = values.tolist()
-    if not values:
-        return []
-    kinds = set(map(type, values))
-    if kinds <= {str}:
+def _texts(values: Sequence[object] | FloatArray) -> tuple[str, str | Sequence[str], str]:
+    """Each value as ``json.dumps`` writes it (``ensure_ascii`` off, no NaN), the column encoded at once in C:
+    (text before each, the texts (one text: every value's), text after each)."""
+    if not len(values):
+        return "", [], ""
+    if isinstance(values, np.ndarray):  # numbers: ", " only between values
+        return "", _encode(values.tolist())[1:-1].split(", "), ""
+    if values[0] is None and values.count(None) == len(values):
+        return "", "null", ""
+    strings = cast(Sequence[str], values)
+    try:
+        flat = "".join(strings)  # a TypeError unless every value is a string
+    except TypeError:
+        flat = None
+    if flat is not None:
         # Few distinct values (categories): each encoded once. The first values tell, before hashing them all.
-        if len(set(values[:256])) * 4 <= min(256, len(values)):
-            encoded = {v: _encode(v) for v in set(values)}
-            return list(map(encoded.__getitem__, values))
+        if len(set(strings[:256])) * 4 <= min(256, len(strings)):
+            encoded = {v: _encode(v) for v in set(strings)}
+            return "", list(map(encoded.__getitem__, strings)), ""
+        # Nothing to escape (no quote, backslash or control character): each string is its own text, in quotes.
+        if flat.isprintable() and '"' not in flat and "\\" not in flat:
+            return '"', strings, '"'
         # A string's own quotes are escaped, so `, "` is only ever between two strings.
-        first, *rest = _encode(list(values))[1:-1].split(', "')
-        return [first, *map('"'.__add__, rest)]
-    if kinds <= {float, int, bool, type(None)}:
-        return _encode(list(values))[1:-1].split(", ")  # no string: ", " only between values
-    return list(map(_encode, values))
+        first, *rest = _encode(list(strings))[1:-1].split(', "')
+        return "", [first, *map('"'.__add__, rest)], ""
+    if set(map(type, values)) <= {float, int, bool, type(None)}:
+        return "", _encode(list(values))[1:-1].split(", "), ""  # no string: ", " only between values
+    return "", list(map(_encode, values)), ""
 
 
 def _placeholder(nonce: str, index: int) -> str:

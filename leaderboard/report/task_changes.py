@@ -452,7 +452,7 @@ ROW_COLUMNS = ("task_id", "category", "base", "pr", "delta", "flaky")
 def _moves_rows(moves: Moves) -> CompactRows:
     base, pr = np.asarray(moves.base, dtype=np.float64), np.asarray(moves.pr, dtype=np.float64)
     flaky: Sequence[bool | None] = moves.flaky if moves.flaky is not None else (None,) * len(moves)
-    return CompactRows((moves.task_ids, moves.categories, moves.base, moves.pr, pr - base, flaky))
+    return CompactRows((moves.task_ids, moves.categories, base, pr, pr - base, flaky))
 
 
 def task_changes_dict(changes: TaskChanges) -> dict[str, object]:
