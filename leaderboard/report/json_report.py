@@ -12,8 +12,10 @@ import json
 import math
 import re
 import secrets
-from collections.abc import Mapping
-from typing import TextIO
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import repeat
+from typing import TextIO, cast
 
 import numpy as np
 
@@ -30,22 +32,98 @@ from .reasons import reason_text
 REPORT_SCHEMA = "leaderboard-action/report"
 REPORT_SCHEMA_VERSION = 3
 _PAIRS_PER_WRITE = 4096
+_ROWS_PER_WRITE = 1 << 16
+_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
 
 
-class CompactRows(list[tuple[object, ...]]):
-    """Flat rows (JSON arrays), each starting with a string, that the report writes one a line.
+@dataclass(frozen=True)
+class CompactRows:
+    """Flat rows (JSON arrays), held as columns, that the report writes one a line (the task changes).
 
-    Indenting hundreds of thousands of rows one value a line takes seconds (``json`` indents in
-    Python); these are encoded in one call of the C encoder and cut into lines between rows (the
-    task changes).
+    Indenting millions of rows one value a line takes seconds (``json`` indents in Python), and so
+    does a Python object per row: each column of a chunk of rows is encoded by one call of the C
+    encoder, and the chunk's lines are put together by one join.
     """
+
+    columns: tuple[Sequence[object] | FloatArray, ...]  # each as long as the others (arrays: one dimension)
+
+    def __len__(self) -> int:
+        return len(self.columns[0]) if self.columns else 0
+
+    def chunks(self, indent: str) -> Iterator[str]:
+        """The rows' text after the opening bracket: each row on a line of its own, after ``indent``."""
+        total = len(self)
+        for start in range(0, total, _ROWS_PER_WRITE):
+            stop = min(total, start + _ROWS_PER_WRITE)
+            slots: list[str | Sequence[str]] = [f",\n{indent}  ["]
+            for k, column in enumerate(self.columns):
+                before, texts, after = _texts(column[start:stop])
+                _add(slots, (", " if k else "") + before)
+                _add(slots, texts)
+                _add(slots, after)
+            _add(slots, "]")
+            text = interleaved(slots, stop - start)
+            # The first row follows the opening bracket: no comma before it.
+            yield text[1:] if start == 0 else text
+
+
+def _add(slots: list[str | Sequence[str]], slot: str | Sequence[str]) -> None:
+    """Append ``slot``, a text every row has joined to the one before it: fewer slots to interleave."""
+    if isinstance(slot, str) and isinstance(slots[-1], str):
+        slots[-1] += slot
+    else:
+        slots.append(slot)
+
+
+def interleaved(slots: Sequence[str | Sequence[str]], rows: int, head: str = "") -> str:
+    """``head``, then ``rows`` rows, each the concatenation of its slots: a slot is a text every row has, or a
+    column (a text per row). One join, in C: no Python object is made per row."""
+    width = len(slots)
+    parts: list[str] = [head] * (width * rows + 1)
+    for k, slot in enumerate(slots):
+        parts[1 + k :: width] = repeat(slot, rows) if isinstance(slot, str) else slot
+    return "".join(parts)
+
+
+def _texts(values: Sequence[object] | FloatArray) -> tuple[str, str | Sequence[str], str]:
+    """Each value as ``json.dumps`` writes it (``ensure_ascii`` off, no NaN), the column encoded at once in C:
+    (text before each, the texts (one text: every value's), text after each)."""
+    if not len(values):
+        return "", [], ""
+    if isinstance(values, np.ndarray):  # numbers: ", " only between values
+        return "", _encode(values.tolist())[1:-1].split(", "), ""
+    if values[0] is None and values.count(None) == len(values):
+        return "", "null", ""
+    strings = cast(Sequence[str], values)
+    try:
+        flat = "".join(strings)  # a TypeError unless every value is a string
+    except TypeError:
+        flat = None
+    if flat is not None:
+        # Few distinct values (categories): each encoded once. The first values tell, before hashing them all.
+        if len(set(strings[:256])) * 4 <= min(256, len(strings)):
+            encoded = {v: _encode(v) for v in set(strings)}
+            return "", list(map(encoded.__getitem__, strings)), ""
+        # Nothing to escape (no quote, backslash or control character): each string is its own text, in quotes.
+        if flat.isprintable() and '"' not in flat and "\\" not in flat:
+            return '"', strings, '"'
+        # A string's own quotes are escaped, so `, "` is only ever between two strings.
+        first, *rest = _encode(list(strings))[1:-1].split(', "')
+        return "", [first, *map('"'.__add__, rest)], ""
+    if set(map(type, values)) <= {float, int, bool, type(None)}:
+        return "", _encode(list(values))[1:-1].split(", "), ""  # no string: ", " only between values
+    return "", list(map(_encode, values)), ""
+
+
+def _placeholder(nonce: str, index: int) -> str:
+    return f"\x00compact-{nonce}-{index}\x00"
 
 
 def _compacted(value: object, found: list[CompactRows], nonce: str) -> object:
     """``value`` with each :class:`CompactRows` replaced by a placeholder string (kept in ``found``)."""
     if isinstance(value, CompactRows):
         found.append(value)
-        return f"\x00compact-{nonce}-{len(found) - 1}\x00"
+        return _placeholder(nonce, len(found) - 1)
     if isinstance(value, dict):
         return {k: _compacted(v, found, nonce) for k, v in value.items()}
     if isinstance(value, list):
@@ -53,28 +131,30 @@ def _compacted(value: object, found: list[CompactRows], nonce: str) -> object:
     return value
 
 
-def _dumps(report: Mapping[str, object]) -> str:
-    """``json.dumps(report, indent=2)``, but each :class:`CompactRows` element on one line of its own."""
+def _write_head(report: Mapping[str, object], handle: TextIO) -> None:
+    """Write ``json.dumps(report, indent=2)`` but its closing brace (and the blanks before it), each
+    :class:`CompactRows` element on one line of its own, streamed."""
     found: list[CompactRows] = []
     # A random nonce: no string from the data can equal a placeholder.
     nonce = secrets.token_hex(8)
     text = json.dumps(_compacted(dict(report), found, nonce), indent=2, ensure_ascii=False, allow_nan=False)
-    if not found:
-        return text
-    encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
-
-    def block(match: re.Match[str]) -> str:
-        rows = found[int(match.group(1))]
-        line = text[text.rindex("\n", 0, match.start()) + 1 : match.start()]
-        indent = " " * (len(line) - len(line.lstrip(" ")))
+    pieces = re.split(rf'"\\u0000compact-{nonce}-(\d+)\\u0000"', text)
+    for k in range(1, len(pieces), 2):
+        before = pieces[k - 1]
+        handle.write(before)
+        rows = found[int(pieces[k])]
         if not rows:
-            return "[]"
-        # `], ["` cannot occur inside a JSON string (its quote would be escaped), nor inside a flat
-        # row: it is the boundary between two rows, and the only place to break the line.
-        body = encode(list(rows))[1:-1].replace('], ["', "],\n" + indent + '  ["')
-        return f"[\n{indent}  {body}\n{indent}]"
-
-    return re.sub(rf'"\\u0000compact-{nonce}-(\d+)\\u0000"', block, text)
+            handle.write("[]")
+            continue
+        line = before[before.rfind("\n") + 1 :]
+        indent = " " * (len(line) - len(line.lstrip(" ")))
+        handle.write("[")
+        for chunk in rows.chunks(indent):
+            handle.write(chunk)
+        handle.write(f"\n{indent}]")
+    # After the last block: its text ends with "]", which no strip reaches.
+    last = pieces[-1]
+    handle.write(last[: last.rindex("}")].rstrip())
 
 
 def _float(value: float) -> float | None:
@@ -301,7 +381,7 @@ def write_json(
     history: Mapping[str, object] | None = None,
 ) -> None:
     """Stream the JSON report to ``handle``: the head indented, then one line per pair."""
-    head = _dumps(
+    _write_head(
         report_dict(
             board,
             pairs=False,
@@ -310,9 +390,10 @@ def write_json(
             required=required,
             failures=failures,
             history=history,
-        )
+        ),
+        handle,
     )
-    handle.write(head[: head.rindex("}")].rstrip() + ',\n  "pairs": [')
+    handle.write(',\n  "pairs": [')
     total = len(board.pairs)
     for start in range(0, total, _PAIRS_PER_WRITE):
         lines = _pair_lines(board, start, min(total, start + _PAIRS_PER_WRITE))

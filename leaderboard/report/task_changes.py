@@ -19,22 +19,25 @@ from __future__ import annotations
 
 import html
 import json
+import math
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import repeat
+from itertools import compress
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..required import RequiredCheck, RequiredFailure, failure_dict
 from ..stats.comparison import Comparison, ModelChange
+from ..stats.resampling import FloatArray
 from ..stats.task_changes import ModelTaskChanges, Moves, TaskChanges
 from .comparison import MARKS, ordered, utf16_length
 from .formatting import DASH, MAX_DECIMALS, MINUS, count
 from .history import FLAKY_MARK as FLAKY_ON_BASE
 from .history import flaky_count_sentence, flaky_legend, flaky_mark
-from .json_report import CompactRows
+from .json_report import CompactRows, interleaved
 from .markdown import md_code, visible
 
 TITLE = "#### Which tasks moved"
@@ -196,36 +199,94 @@ def _category_line(category: str, cells: list[str], totals: Counter[str]) -> str
 
 def _plain_cells(texts: Sequence[str]) -> bool:
     """Every text is its own code span in a table (``md_code`` would fence it with one backtick and change
-    nothing): not empty, printable ASCII, no backtick or pipe, no space first. Checked over all at once in C."""
-    flat = "".join(texts)
-    lines = "\n".join(texts)
+    nothing): not empty, printable ASCII, no backtick or pipe, no space first. Checked over all at once in C
+    (joined by spaces: a text that starts with one shows as two spaces, or a space first; so does a double
+    space inside one, which is then taken the slow way, as is any text that is not plain)."""
+    flat = " ".join(texts)
     return (
         all(texts) and flat.isascii() and flat.isprintable() and "`" not in flat and "|" not in flat
-        and not lines.startswith(" ") and "\n " not in lines
+        and not flat.startswith(" ") and "  " not in flat
     )  # fmt: skip
 
 
-def _table(moves: Moves, limit: int | None, on_base: OnBase | None = None) -> list[str]:
+def _thousandths(values: FloatArray) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
+    """``round(|v| × 1000)`` as Python's ``f"{v:.3f}"`` rounds it, and where that is known without formatting.
+
+    ``|v| × 1000`` in floating point is within a ten-billionth of the exact product below 10^6, so it
+    rounds as the exact value does unless it is that near a half; those (a tie is rounded on the exact
+    binary value), NaN, infinities and |v| ≥ 1000 are left to Python (units 0, known False).
+    """
+    scaled = np.abs(values) * 1000.0
+    with np.errstate(invalid="ignore"):
+        known = (scaled < 999_999.0) & (np.abs(scaled - np.floor(scaled) - 0.5) > 1e-6)
+    return np.where(known, np.rint(scaled), 0.0).astype(np.int64), known
+
+
+@lru_cache(maxsize=8)
+def _wholes(sign: str) -> NDArray[np.object_]:
+    return np.array([f"{sign}{k}" for k in range(1000)], dtype=object)
+
+
+@lru_cache(maxsize=8)
+def _decimals(suffix: str) -> NDArray[np.object_]:
+    return np.array([f".{k:03d}{suffix}" for k in range(1000)], dtype=object)
+
+
+def _three_decimals(
+    values: FloatArray, *, negative: str = "-", positive: str = "", suffix: str = ""
+) -> tuple[list[str], list[str]]:
+    """Each value as ``f"{v:.3f}"`` writes it, its sign ``negative`` or ``positive``, then ``suffix``: in two
+    pieces, up to the point and from it on, taken from tables (formatting a float in Python is most of a
+    table's time at millions of rows); the values :func:`_thousandths` leaves to Python, one by one."""
+    units, known = _thousandths(values)
+    head = np.where(np.signbit(values), _wholes(negative)[units // 1000], _wholes(positive)[units // 1000])
+    tail = _decimals(suffix)[units % 1000]
+    for k in np.flatnonzero(~known).tolist():
+        v = float(values[k])
+        text = f"{abs(v):.3f}"
+        point = text.find(".") if "." in text else len(text)  # "nan" and "inf" have none
+        head[k] = (negative if v < 0 or (v == 0 and math.copysign(1, v) < 0) else positive) + text[:point]
+        tail[k] = text[point:] + suffix
+    return head.tolist(), tail.tolist()
+
+
+def _table(moves: Moves, limit: int | None, on_base: OnBase | None = None) -> str:
+    """The table of moves, formatted a column at a time (a full document's may have millions of rows)."""
     rows = len(moves) if limit is None else min(limit, len(moves))
-    lines = ["| Task | Category | Base → PR | Δ |", "|:-----|:---------|:---------:|--:|"]
-    flaky = moves.flaky
-    # One pass over plain tuples: a full document's table may have millions of rows.
-    task_ids, categories, base, pr = moves.task_ids, moves.categories, moves.base, moves.pr
-    plain = _plain_cells(task_ids[:rows])
-    for k in range(rows):
-        task = f"`{task_ids[k]}`" if plain else _cell(task_ids[k])
-        if flaky and flaky[k]:
-            task += _mark(True)
-        if on_base is not None:
-            task += _base_mark(task_ids[k], on_base)
-        # _values and _delta, inlined for the common case (values apart at 3 decimals, a move of 0.001 or more).
-        b, p = base[k], pr[k]
-        shown_b, shown_p = f"{b:.3f}", f"{p:.3f}"
-        values = f"{shown_b} → {shown_p}" if shown_b != shown_p else _values(b, p)
-        d = p - b
-        delta = (f"{MINUS}{-d:.3f}" if d < 0 else f"+{d:.3f}") if abs(d) >= 0.001 else _delta(d)
-        lines.append(f"| {task} | {_cell(categories[k])} | {values} | {delta} |")
-    return lines
+    head = "| Task | Category | Base → PR | Δ |\n|:-----|:---------|:---------:|--:|"
+    if not rows:
+        return head
+    task_ids, base, pr = moves.task_ids[:rows], moves.base[:rows], moves.pr[:rows]
+    tasks: Sequence[str] = task_ids
+    fence = "`" if _plain_cells(task_ids) else ""  # a plain id is its own code span, in backticks
+    marked = [*compress(range(rows), moves.flaky or ())]
+    if on_base is not None:
+        marked += compress(range(rows), map(on_base.rates.__contains__, task_ids))
+    if marked or not fence:
+        tasks = [f"`{t}`" for t in task_ids] if fence else list(map(_cell, task_ids))
+        fence = ""
+        for k in sorted(set(marked)):
+            tasks[k] += _mark(bool(moves.flaky and moves.flaky[k])) + _base_mark(task_ids[k], on_base)
+    b, p = np.asarray(base, dtype=np.float64), np.asarray(pr, dtype=np.float64)
+    (b_head, b_tail), (p_head, p_tail) = _three_decimals(b, suffix=" → "), _three_decimals(p, suffix=" | ")
+    # Values equal at 3 decimals take more (_values): the whole cell in the first piece.
+    (b_units, b_known), (p_units, p_known) = _thousandths(b), _thousandths(p)
+    same = (b_units == p_units) & (np.signbit(b) == np.signbit(p)) & b_known & p_known
+    unknown = np.flatnonzero(~(b_known & p_known)).tolist()
+    for k in [*np.flatnonzero(same).tolist(), *(k for k in unknown if f"{base[k]:.3f}" == f"{pr[k]:.3f}")]:
+        b_head[k], b_tail[k], p_head[k], p_tail[k] = _values(base[k], pr[k]), "", "", " | "
+    d = p - b
+    d_head, d_tail = _three_decimals(d, negative=MINUS, positive="+", suffix=" |")
+    # A move under 0.001 (or NaN) takes more decimals (_delta).
+    with np.errstate(invalid="ignore"):
+        small = np.flatnonzero(~(np.abs(d) >= 0.001)).tolist()
+    for k in small:
+        d_head[k], d_tail[k] = _delta(float(d[k])), " |"
+    # The category cell with the texts on either side: one slot of the join fewer each side.
+    cells = {c: f"{fence} | {_cell(c)} | " for c in set(moves.categories[:rows])}
+    categories = list(map(cells.__getitem__, moves.categories[:rows]))
+    slots = [f"\n| {fence}", tasks, categories, b_head, b_tail, p_head, p_tail, d_head, d_tail]
+    return interleaved(slots, rows, head=head)
 
 
 def _more(left: int, elsewhere: str) -> str:
@@ -249,7 +310,7 @@ def _direction(
     rows = len(moves) if detail.rows is None else min(detail.rows, len(moves))
     largest = f"{'the ' + _n(rows) + ' largest of ' if rows < len(moves) else ''}{_n(len(moves))}"
     title = f"**{heading}** ({largest}{flaky_note})"
-    return [title, "\n".join(_table(moves, detail.rows, on_base)), _more(len(moves) - rows, elsewhere)]
+    return [title, _table(moves, detail.rows, on_base), _more(len(moves) - rows, elsewhere)]
 
 
 def _one_side(what: str, ids: Sequence[str], limit: int | None, elsewhere: str) -> str:
@@ -393,9 +454,8 @@ ROW_COLUMNS = ("task_id", "category", "base", "pr", "delta", "flaky")
 
 def _moves_rows(moves: Moves) -> CompactRows:
     base, pr = np.asarray(moves.base, dtype=np.float64), np.asarray(moves.pr, dtype=np.float64)
-    flaky: Iterable[bool | None] = moves.flaky if moves.flaky is not None else repeat(None, len(moves))
-    deltas = (pr - base).tolist()
-    return CompactRows(zip(moves.task_ids, moves.categories, moves.base, moves.pr, deltas, flaky, strict=True))
+    flaky: Sequence[bool | None] = moves.flaky if moves.flaky is not None else (None,) * len(moves)
+    return CompactRows((moves.task_ids, moves.categories, base, pr, pr - base, flaky))
 
 
 def task_changes_dict(changes: TaskChanges) -> dict[str, object]:

@@ -120,14 +120,27 @@ class BootstrapEngine:
             else None
             for n_items, items in jobs
         ]
+        full = [[bool(masks.all()) for _, masks in rows] if rows is not None else None for rows in kept]
+        buffer = np.empty((block, n_tasks))  # one for every block: no fresh pages to fault in each time
         for start in range(0, self.b, block):
             stop = min(self.b, start + block)
-            weights = poisson_weights(keys, start, stop - start)
-            weights32 = weights.astype(np.float32)  # small integers: float32 sums them exactly
-            for (n_items, items), rows, out in zip(jobs, kept, outs, strict=True):
+            counts = poisson_weights(keys, start, stop - start)
+            weights = buffer[: stop - start]
+            np.copyto(weights, counts)
+            # Small integers: float32 sums them exactly while every sum stays within 2^24, as does any order of
+            # adding them; so a row of every task totals its resample's count, whichever way it is added.
+            # (Each weight is at most 41: int32 holds the sum of 2^25 of them.)
+            resample_totals = counts.sum(axis=1, dtype=np.int32 if n_tasks < 1 << 25 else np.int64).astype(np.float64)
+            exact = resample_totals.max(initial=0.0) <= 1 << 24
+            weights32: NDArray[np.float32] | None = None
+            for (n_items, items), rows, out, whole in zip(jobs, kept, outs, full, strict=True):
                 for k, g in enumerate(range(0, n_items, _ITEM_GROUP)):
                     values, masks = rows[k] if rows is not None else items(g, min(n_items, g + _ITEM_GROUP))
-                    if masks.dtype == np.bool_:
+                    if masks.dtype == np.bool_ and exact and (whole[k] if whole is not None else masks.all()):
+                        total = np.repeat(resample_totals[:, None], len(values), axis=1)
+                    elif masks.dtype == np.bool_:
+                        if weights32 is None:
+                            weights32 = counts.astype(np.float32)
                         total = (weights32 @ masks.T.astype(np.float32)).astype(np.float64)
                     else:  # task weights, not 0/1: in float64
                         total = weights @ masks.T

@@ -296,11 +296,12 @@ def compare(
     base, pr = side_matrix(_listed(baseline_runs)), side_matrix(_listed(runs))
     base_models = set(base.model_ids) if base else set()
     pr_models = set(pr.model_ids) if pr else set()
-    base_tasks = set(base.task_ids) if base else set()
-    pr_tasks = set(pr.task_ids) if pr else set()
+    # Both sides with the same tasks (ids sorted in a matrix): no million-id sets to build, sort or subtract.
+    same_tasks = base is not None and pr is not None and base.task_ids == pr.task_ids
+    base_tasks = set(base.task_ids) if base and not same_tasks else set()
+    pr_tasks = set(pr.task_ids) if pr and not same_tasks else set()
     models = sorted(base_models & pr_models)
-    # Both sides with the same tasks (ids sorted in a matrix): no million-id union to sort.
-    tasks = list(pr.task_ids) if base and pr and base.task_ids == pr.task_ids else sorted(base_tasks | pr_tasks)
+    tasks = list(pr.task_ids) if pr is not None and same_tasks else sorted(base_tasks | pr_tasks)
     bs, bp, _ = aligned(base, models, tasks)
     ps, pp, pc = aligned(pr, models, tasks)
     count = len(models)

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from operator import methodcaller
 
 import numpy as np
 from numpy.typing import NDArray
@@ -140,20 +141,23 @@ _THRESHOLDS = np.array([min(int(c * 2.0**64), 2**64 - 1) for c in _CDF], dtype=n
 # buckets that a threshold cuts through are marked -1 and settled by searchsorted.
 _BUCKET_LO = np.arange(1 << 16, dtype=np.uint64) << _S48
 _BUCKET_HI = _BUCKET_LO | ((np.uint64(1) << _S48) - np.uint64(1))
+# (Bytes: the table stays in the fastest cache; a weight is at most 41.)
 _TABLE = np.where(
     np.searchsorted(_THRESHOLDS, _BUCKET_LO, side="right") == np.searchsorted(_THRESHOLDS, _BUCKET_HI, side="right"),
     np.searchsorted(_THRESHOLDS, _BUCKET_LO, side="right"),
     -1,
-).astype(np.float64)
+).astype(np.int8)
 
 
-def _splitmix64(z: NDArray[np.uint64]) -> NDArray[np.uint64]:
-    """SplitMix64's finaliser, in place: a bijection that scatters every input bit."""
+def _splitmix64(z: NDArray[np.uint64], *, last: bool = True) -> NDArray[np.uint64]:
+    """SplitMix64's finaliser, in place: a bijection that scatters every input bit (``last=False``: all but
+    its last step, ``z ^= z >> 31``, which leaves the top 33 bits as they are)."""
     z ^= z >> _S30
     z *= _MIX1
     z ^= z >> _S27
     z *= _MIX2
-    z ^= z >> _S31
+    if last:
+        z ^= z >> _S31
     return z
 
 
@@ -166,10 +170,9 @@ def task_keys(seed: int, encoded_task_ids: Sequence[bytes]) -> NDArray[np.uint64
     if last is not None and last[0] == asked:
         return last[1].copy()
     prefix = _DOMAIN + b"poisson\x00" + str(int(seed)).encode() + b"\x00"
-    keys = np.array(
-        [int.from_bytes(hashlib.sha256(prefix + t).digest()[:8], "little") for t in encoded_task_ids],
-        dtype=np.uint64,
-    )
+    # Each key: the first 8 bytes of its digest, little-endian; the digests joined and read by numpy at once.
+    digests = b"".join(map(methodcaller("digest"), map(hashlib.sha256, map(prefix.__add__, asked[1]))))
+    keys = np.frombuffer(digests, dtype="<u8").reshape(-1, 4)[:, 0].astype(np.uint64)
     _last_keys = (asked, keys.copy())
     return keys
 
@@ -177,13 +180,14 @@ def task_keys(seed: int, encoded_task_ids: Sequence[bytes]) -> NDArray[np.uint64
 _last_keys: tuple[tuple[int, tuple[bytes, ...]], NDArray[np.uint64]] | None = None
 
 
-def poisson_weights(keys: NDArray[np.uint64], first: int, count: int) -> FloatArray:
-    """Poisson(1) weights of resamples ``first .. first+count-1`` (rows) for each task (columns).
+def poisson_weights(keys: NDArray[np.uint64], first: int, count: int) -> NDArray[np.int8]:
+    """Poisson(1) weights of resamples ``first .. first+count-1`` (rows) for each task (columns), as the small
+    integers they are.
 
     Counter-based: the weight of task t in resample r is a fixed function of
     (key of t, r), computed on its own, whatever else is in the input.
     """
-    out = np.empty((count, keys.size))
+    out = np.empty((count, keys.size), dtype=np.int8)
     with np.errstate(over="ignore"):
         row_keys = _splitmix64(np.arange(first + 1, first + count + 1, dtype=np.uint64) * _MIX1)
     # Blocks of 2^16 values (rows of few tasks together, a row of many tasks in pieces): each of the
@@ -196,10 +200,12 @@ def poisson_weights(keys: NDArray[np.uint64], first: int, count: int) -> FloatAr
             last_column = min(keys.size, first_column + columns_at_once)
             z = keys[None, first_column:last_column] ^ row_keys[start:stop, None]
             with np.errstate(over="ignore"):
-                _splitmix64(z)
+                _splitmix64(z, last=False)  # the table reads the top 16 bits, which the last step keeps
             block = np.take(_TABLE, (z >> _S48).view(np.int64))
             unsure = block < 0
             if unsure.any():
-                block[unsure] = np.searchsorted(_THRESHOLDS, z[unsure], side="right")
+                settled = z[unsure]
+                settled ^= settled >> _S31
+                block[unsure] = np.searchsorted(_THRESHOLDS, settled, side="right")
             out[start:stop, first_column:last_column] = block
     return out

@@ -249,8 +249,17 @@ def model_rows(
 def category_tasks(matrix: ScoreMatrix) -> dict[str, int]:
     """Distinct tasks per category, over every model."""
     n_tasks = len(matrix.task_ids)
-    cells = np.flatnonzero(matrix.present.ravel())
-    codes = np.unique(matrix.category_index.ravel()[cells] * n_tasks + cells % n_tasks)
+    index, present = matrix.category_index, matrix.present
+    if index.shape[0]:
+        # A task in one category for every model that ran it (the usual case) counts once there: no sort.
+        highest = index.max(axis=0)
+        lowest = np.where(present, index, np.iinfo(np.int64).max).min(axis=0)
+        ran = present.any(axis=0)
+        if np.array_equal(highest[ran], lowest[ran]):
+            counts = np.bincount(highest[ran], minlength=len(matrix.categories))
+            return {c: int(counts[k]) for k, c in enumerate(matrix.categories)}
+    cells = np.flatnonzero(present.ravel())
+    codes = np.unique(index.ravel()[cells] * n_tasks + cells % n_tasks)
     counts = np.bincount(codes // n_tasks, minlength=len(matrix.categories))
     return {c: int(counts[k]) for k, c in enumerate(matrix.categories)}
 
