@@ -95,6 +95,7 @@ def test_a_bad_score_on_line_400000_of_500000_is_named_at_that_line(tmp_path: Pa
         ("[1, 2]", "not an object"),
         ("{not json", "broken JSON"),
         (line()[:-1] + ",}", "a comma before the closing brace (DuckDB reads it)"),
+        ("\ufeff" + line(), "a byte-order mark past the first line"),
     ],
 )  # fmt: skip
 def test_a_line_the_fast_path_cannot_vouch_for_gives_every_problem_the_precise_reader_names(
@@ -111,13 +112,13 @@ def test_a_line_the_fast_path_cannot_vouch_for_gives_every_problem_the_precise_r
     ("lines", "end"),
     [
         ([*SUITE[:5], "", *SUITE[5:]], "\n"),  # a blank line: the line numbers are not the rows'
-        (SUITE, "\r\n"),  # Windows line ends
         ([line(trial=1), line(trial=2), *SUITE], "\n"),  # a call field
         ([line(category=None, weight=None), *SUITE], "\n"),  # null optional fields
-        (["\ufeff" + SUITE[0], *SUITE[1:]], "\n"),  # a byte-order mark
+        ([line()[:-1] + "\r}", *SUITE], "\n"),  # a "\r" that ends no line
         ([line(task="caf\u00e9"), *SUITE], "\n"),  # a non-ASCII id in NFC
         ([line(task="t\u0301"), *SUITE], "\n"),  # an id not in NFC: kept in NFC
         ([line(task="\ud800"), *SUITE], "\n"),  # a lone surrogate escape
+        ([line(task="\udc00"), *SUITE], "\n"),  # a lone low surrogate escape
     ],
 )
 def test_a_valid_file_off_the_fast_path_gives_the_same_records(
@@ -127,6 +128,94 @@ def test_a_valid_file_off_the_fast_path_gives_the_same_records(
     fast = load_runs([str(path)])
     assert list(fast) == precise([path], monkeypatch)
     assert [r.source for r in fast] == [r.source for r in precise([path], monkeypatch)]
+
+
+@pytest.mark.parametrize(
+    ("lines", "end"),
+    [
+        (SUITE, "\r\n"),
+        (["\ufeff" + SUITE[0], *SUITE[1:]], "\n"),
+        (["\ufeff" + SUITE[0], *SUITE[1:]], "\r\n"),
+    ],
+    ids=["Windows line ends", "a byte-order mark", "both"],
+)
+def test_windows_line_ends_and_a_byte_order_mark_are_read_as_columns_with_the_records_of_the_precise_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lines: list[str], end: str
+) -> None:
+    path = write(tmp_path / "runs.jsonl", lines, end)
+    fast = load_runs([str(path)])
+    assert isinstance(fast, RunColumns)
+    assert list(fast) == precise([path], monkeypatch)
+    assert [r.source for r in fast] == [r.source for r in precise([path], monkeypatch)]
+
+
+@pytest.mark.parametrize(
+    "task",
+    ["\U0001f600", "a\U0001f600b\U0001f680", "\\ud83d", "\\\U0001f600", "\\\\ud83d\\"],
+    ids=["an emoji", "two emoji", "a backslash before ud83d", "a backslash before an emoji", "two backslashes"],
+)
+def test_surrogate_pairs_and_escaped_backslashes_are_read_as_columns_with_the_records_of_the_precise_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, task: str
+) -> None:
+    # json.dumps writes a character past U+FFFF as an escaped surrogate pair, and a backslash as "\\\\".
+    path = write(tmp_path / "runs.jsonl", [line(task=task), *SUITE])
+    assert "\\u" in path.read_text() or "\\\\" in path.read_text()
+    fast = load_runs([str(path)])
+    assert isinstance(fast, RunColumns)
+    assert list(fast) == precise([path], monkeypatch)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"model_id": "m", "task_id": "t\\ud83d", "metric_name": "acc", "score": 0.5}',
+        '{"model_id": "m", "task_id": "t\\ude00", "metric_name": "acc", "score": 0.5}',
+        '{"model_id": "m", "task_id": "\\ude00\\ud83d", "metric_name": "acc", "score": 0.5}',
+        '{"model_id": "m", "task_id": "\\\\\\ud83d", "metric_name": "acc", "score": 0.5}',
+        '{"model_id": "m", "task_id": "\\\\ud83d\\ude00", "metric_name": "acc", "score": 0.5}',
+    ],
+    ids=["a high one alone", "a low one alone", "low before high", "after a backslash", "a low one after text"],
+)
+def test_a_lone_surrogate_escape_is_not_vouched_for(tmp_path: Path, text: str) -> None:
+    path = write(tmp_path / "runs.jsonl", [*SUITE[:40], text, *SUITE[40:]])
+    with path.open("rb") as handle:
+        assert read_jsonl(handle, str(path), Sink()) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"model_id": 7, "task_id": "t", "metric_name": "acc", "score": 0.5, "category": "[x]"}',
+        '{"model_id": 7, "task_id": "t", "metric_name": "acc", "score": 0.5, "category": "a\\"b"}',
+        '{"model_id": 7, "task_id": ["t", "u"], "metric_name": "acc", "score": 0.5}',
+        '{"model_id": true, "task_id": "t", "metric_name": "acc", "score": 0.5, "category": "a:b"}',
+        '{"model_id": {}, "task_id": "t", "metric_name": "acc", "score": 0.5}',
+        '{"model_id": "m", "task_id": "t", "metric_name": "acc", "score": 0.5, "weight": null}',
+        '{"model_id": "m", "task_id": "t", "metric_name": "acc", "score": "0.5", "category": 5}',
+    ],
+    ids=[
+        "a number id beside a bracket", "a number id beside an escaped quote", "a number id beside an array",
+        "a literal id beside a colon", "an empty object for an id", "a null weight", "a string score and category",
+    ],
+)  # fmt: skip
+def test_an_id_of_another_type_is_not_vouched_for_whatever_else_the_line_holds(tmp_path: Path, text: str) -> None:
+    path = write(tmp_path / "runs.jsonl", [*SUITE[:40], text, *SUITE[40:]])
+    with path.open("rb") as handle:
+        assert read_jsonl(handle, str(path), Sink()) is None
+
+
+@pytest.mark.parametrize(
+    "task",
+    ["t[1]", 'say "hi"', "a\\b"],
+    ids=["a bracket", "an escaped quote", "an escaped backslash"],
+)
+def test_ids_whose_strings_the_bytes_cannot_count_are_read_as_columns_after_a_check_of_their_types(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, task: str
+) -> None:
+    path = write(tmp_path / "runs.jsonl", [line(task=task), *SUITE])
+    fast = load_runs([str(path)])
+    assert isinstance(fast, RunColumns)
+    assert list(fast) == precise([path], monkeypatch)
 
 
 def test_ids_holding_colons_are_read_as_columns_with_the_records_of_the_precise_reader(

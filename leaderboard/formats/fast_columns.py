@@ -26,8 +26,11 @@ from ..run_columns import RunColumns
 from .evalrun_records import Sink
 
 MAX_FLOAT = 1.7976931348623157e308
-# Escapes of UTF-16 surrogates: JSON allows them, but a lone one is not text DuckDB keeps as Python does.
-SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abAB]")
+# Escapes of UTF-16 surrogates. JSON writes a character past U+FFFF as a pair (a high one, then a low one), which
+# DuckDB decodes as Python does; a lone one is not text DuckDB keeps as Python does.
+_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+# From a backslash: an escaped backslash (what follows it is no escape), a pair, or a surrogate on its own (group 1).
+_ESCAPE = re.compile(rb"\\(?:\\|u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|(u[dD][89a-fA-F]))")
 
 # The fields of a plain record, as DuckDB reads them. DuckDB casts what it can ("0.5" to 0.5, true to 1.0,
 # 7 to "7"), so each record's JSON types are read as well, and a record of any other type is not vouched for.
@@ -36,7 +39,7 @@ COLUMNS = {
     "category": "VARCHAR", "weight": "DOUBLE",
 }  # fmt: skip
 PATHS = [f"$.{name}" for name in COLUMNS]
-_NUMBER = "('DOUBLE', 'BIGINT', 'UBIGINT')"
+NUMBER_TYPES = "('DOUBLE', 'BIGINT', 'UBIGINT')"
 
 # ``$format`` is DuckDB's: 'newline_delimited' (JSON lines) or 'array' (a JSON array of records). A read from
 # one file keeps the records' order in the table it fills (DuckDB preserves insertion order, on every thread),
@@ -50,19 +53,19 @@ FROM read_json($path, format = $format, columns = $columns)
 NUMBERED = "CREATE TEMP VIEW records AS SELECT rowid + 1 AS line, * FROM lines"
 # Each record's JSON types, in one parse of it: DuckDB casts what it can, so a record whose field is of another
 # type (or null) is one the fast path does not vouch for. The third count is the keys the fields account for.
-_PLAIN_TYPES = f"""
-    types[1] = 'VARCHAR' AND types[2] = 'VARCHAR' AND types[3] = 'VARCHAR' AND types[4] IN {_NUMBER}
-    AND (types[5] IS NULL OR types[5] = 'VARCHAR') AND (types[6] IS NULL OR types[6] IN {_NUMBER})"""
-_FIELDS = "4 + (types[5] IS NOT NULL)::INTEGER + (types[6] IS NOT NULL)::INTEGER"
+PLAIN_TYPES = f"""
+    types[1] = 'VARCHAR' AND types[2] = 'VARCHAR' AND types[3] = 'VARCHAR' AND types[4] IN {NUMBER_TYPES}
+    AND (types[5] IS NULL OR types[5] = 'VARCHAR') AND (types[6] IS NULL OR types[6] IN {NUMBER_TYPES})"""
+TYPED_FIELDS = "4 + (types[5] IS NOT NULL)::INTEGER + (types[6] IS NOT NULL)::INTEGER"
 TYPES = f"""
-SELECT count(*), count(*) FILTER (WHERE NOT COALESCE({_PLAIN_TYPES}, false)), sum({_FIELDS})
+SELECT count(*), count(*) FILTER (WHERE NOT COALESCE({PLAIN_TYPES}, false)), sum({TYPED_FIELDS})
 FROM (SELECT json_type(json, $paths) AS types FROM read_json_objects($path, format = $format))
 """
 # Records with a key besides the fields (a call field, another key, a key twice), counted over each record's keys:
 # DuckDB fails on a field written twice but ignores the keys it was not asked for. A second parse of every record,
 # run only when the file's colons do not already show there is none (see :func:`no_other_key`).
 _KEYS = f"""
-SELECT count(*) FILTER (WHERE len(json_keys(json)) != {_FIELDS})
+SELECT count(*) FILTER (WHERE len(json_keys(json)) != {TYPED_FIELDS})
 FROM (SELECT json, json_type(json, $paths) AS types FROM read_json_objects($path, format = $format))
 """
 # Values out of bounds, on the same lines read typed.
@@ -76,18 +79,16 @@ CREATE TEMP TABLE {0}_ids AS SELECT name, (row_number() OVER (ORDER BY name) - 1
 FROM (SELECT DISTINCT {0} AS name FROM records)
 """
 _KINDS = ("model", "task", "metric", "category")
-# The codes in the rows' order is not asked of the joins: the line numbers are sorted afterwards.
-_CODED = """
-SELECT r.line, m.code AS model, t.code AS task, k.code AS metric, c.code AS category, r.score, r.weight
-FROM records r JOIN model_ids m ON r.model = m.name JOIN task_ids t ON r.task = t.name
-JOIN metric_ids k ON r.metric = k.name JOIN category_ids c ON r.category = c.name
-"""
+# A kind of at most this many ids gives each row's code by a cast to an ENUM of its ids in order (a lookup in a small
+# table, cheaper than a join of every row); a kind of more ids (a million tasks: an ENUM of them is slow to build and
+# to cast to) is joined to its table of ids.
+_FEW = 1 << 10
 
 
 def coded(con: Any, name: str) -> RunColumns | None:
     """The columns of the table ``records`` (line, model, task, metric, category, score, weight: rows DuckDB
     found plain) of the file ``name``; None when an id is not as it is kept."""
-    names = []
+    names: list[tuple[str, ...]] = []
     for kind in _KINDS:
         con.execute(_DICTIONARY.format(kind))
         # Each name put at its code here: no second sort of a million task ids in DuckDB.
@@ -98,7 +99,13 @@ def coded(con: Any, name: str) -> RunColumns | None:
     models, tasks, metrics, categories = names
     if not (plain_ids(models) and plain_ids(tasks) and plain_ids(categories) and plain_metrics(metrics)):
         return None
-    column = con.execute(_CODED).fetchnumpy()
+    few = [k for k, kind_names in zip(_KINDS, names, strict=True) if 0 < len(kind_names) <= _FEW]
+    for kind in few:
+        con.execute(f"CREATE TYPE {kind}_enum AS ENUM (SELECT name FROM {kind}_ids ORDER BY code)")
+    fields = ", ".join(f"enum_code(r.{k}::{k}_enum) AS {k}" if k in few else f"{k}_ids.code AS {k}" for k in _KINDS)
+    joins = " ".join(f"JOIN {k}_ids ON r.{k} = {k}_ids.name" for k in _KINDS if k not in few)
+    # The codes in the rows' order is not asked of a join: the line numbers are sorted afterwards.
+    column = con.execute(f"SELECT r.line, {fields}, r.score, r.weight FROM records r {joins}").fetchnumpy()
     line = int64(column["line"])
     if line.size > 1 and not bool(np.all(line[1:] > line[:-1])):
         order = np.argsort(line, kind="stable")
@@ -195,9 +202,16 @@ def through_duckdb(
     return columns
 
 
+def lone_surrogate(data: bytes) -> bool:
+    """Some escape of a UTF-16 surrogate is not half of a pair (``\\ud83d\\ude00``); ``\\\\ud83d`` is no escape."""
+    if _SURROGATE.search(data) is None:
+        return False
+    return any(found.group(1) is not None for found in _ESCAPE.finditer(data))
+
+
 def utf8(data: bytes) -> bool:
-    """The bytes are UTF-8 (a byte-order mark allowed) and hold no escape of a UTF-16 surrogate."""
-    if SURROGATE_ESCAPE.search(data) is not None:
+    """The bytes are UTF-8 (a byte-order mark allowed) and hold no lone escape of a UTF-16 surrogate."""
+    if lone_surrogate(data):
         return False
     if not data.isascii():
         try:
