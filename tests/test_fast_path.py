@@ -7,6 +7,7 @@ whole file to the precise reader, which names every problem at its line.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -216,6 +217,43 @@ def test_ids_whose_strings_the_bytes_cannot_count_are_read_as_columns_after_a_ch
     fast = load_runs([str(path)])
     assert isinstance(fast, RunColumns)
     assert list(fast) == precise([path], monkeypatch)
+
+
+def test_numbers_in_any_json_spelling_are_read_as_columns_with_the_values_of_the_precise_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spelled = [
+        "1",
+        "0",
+        "-0",
+        "-0.0",
+        "1E-1",
+        "5e-1",
+        "0.50000000000000000001",
+        "2.5e-324",
+        "0.1000000000000000055511151231257827",
+    ]
+    weights = [
+        "1",
+        "3",
+        "1e2",
+        "123456789012345678901234567890",
+        "0.5E+1",
+        "4.9e-324",
+        "1.7976931348623157e308",
+        "2",
+        "7",
+    ]
+    lines = [
+        f'{{"model_id": "m", "task_id": "t{i}", "metric_name": "acc", "score": {score}, "weight": {weight}}}'
+        for i, (score, weight) in enumerate(zip(spelled, weights, strict=True))
+    ]
+    path = write(tmp_path / "runs.jsonl", [*lines, *SUITE])
+    fast = load_runs([str(path)])
+    assert isinstance(fast, RunColumns)
+    slow = precise([path], monkeypatch)
+    assert [(r.score, r.weight) for r in fast] == [(r.score, r.weight) for r in slow]
+    assert [math.copysign(1.0, r.score) for r in fast] == [math.copysign(1.0, r.score) for r in slow]
 
 
 def test_ids_holding_colons_are_read_as_columns_with_the_records_of_the_precise_reader(

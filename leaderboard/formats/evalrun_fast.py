@@ -35,7 +35,6 @@ from ..run_columns import RunColumns
 from .evalrun_records import Sink
 from .fast_columns import (
     MAX_FLOAT,
-    NUMBER_TYPES,
     PATHS,
     PLAIN_TYPES,
     TYPED_FIELDS,
@@ -50,17 +49,17 @@ _FEED, _RETURN, _COLON, _QUOTE, _BRACKET, _BACKSLASH = (ord(c) for c in '\n\r:"[
 _BOM = b"\xef\xbb\xbf"
 
 # The typed read, in the file's order (DuckDB preserves insertion order, on every thread, so a row's line is its
-# rowid + 1). The score and weight are read as JSON, kept as numbers only where they are JSON numbers (NULL fails
-# the bounds below); ``weighted``: a weight given (a JSON null is read as none, and shows in the colons).
+# rowid + 1). The score and weight are read as JSON, whose text casts to a number only where it is a JSON number (a
+# string keeps its quotes, a literal is no number): anything else is NULL and fails the bounds below. ``weighted``:
+# a weight given (a JSON null is read as none, and shows in the colons).
 _COLUMNS = {
     "model_id": "VARCHAR", "task_id": "VARCHAR", "metric_name": "VARCHAR", "score": "JSON",
     "category": "VARCHAR", "weight": "JSON",
 }  # fmt: skip
-_TABLE = f"""
+_TABLE = """
 CREATE TEMP TABLE lines AS SELECT
-    model_id AS model, task_id AS task, metric_name AS metric,
-    CASE WHEN json_type(score) IN {NUMBER_TYPES} THEN score::DOUBLE END AS score, category,
-    CASE WHEN weight IS NULL THEN 1.0 WHEN json_type(weight) IN {NUMBER_TYPES} THEN weight::DOUBLE END AS weight,
+    model_id AS model, task_id AS task, metric_name AS metric, TRY_CAST(score::VARCHAR AS DOUBLE) AS score,
+    category, CASE WHEN weight IS NULL THEN 1.0 ELSE TRY_CAST(weight::VARCHAR AS DOUBLE) END AS weight,
     weight IS NOT NULL AS weighted
 FROM read_json($path, format = 'newline_delimited', columns = $columns)
 """

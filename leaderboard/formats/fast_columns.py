@@ -39,7 +39,7 @@ COLUMNS = {
     "category": "VARCHAR", "weight": "DOUBLE",
 }  # fmt: skip
 PATHS = [f"$.{name}" for name in COLUMNS]
-NUMBER_TYPES = "('DOUBLE', 'BIGINT', 'UBIGINT')"
+_NUMBER = "('DOUBLE', 'BIGINT', 'UBIGINT')"
 
 # ``$format`` is DuckDB's: 'newline_delimited' (JSON lines) or 'array' (a JSON array of records). A read from
 # one file keeps the records' order in the table it fills (DuckDB preserves insertion order, on every thread),
@@ -54,8 +54,8 @@ NUMBERED = "CREATE TEMP VIEW records AS SELECT rowid + 1 AS line, * FROM lines"
 # Each record's JSON types, in one parse of it: DuckDB casts what it can, so a record whose field is of another
 # type (or null) is one the fast path does not vouch for. The third count is the keys the fields account for.
 PLAIN_TYPES = f"""
-    types[1] = 'VARCHAR' AND types[2] = 'VARCHAR' AND types[3] = 'VARCHAR' AND types[4] IN {NUMBER_TYPES}
-    AND (types[5] IS NULL OR types[5] = 'VARCHAR') AND (types[6] IS NULL OR types[6] IN {NUMBER_TYPES})"""
+    types[1] = 'VARCHAR' AND types[2] = 'VARCHAR' AND types[3] = 'VARCHAR' AND types[4] IN {_NUMBER}
+    AND (types[5] IS NULL OR types[5] = 'VARCHAR') AND (types[6] IS NULL OR types[6] IN {_NUMBER})"""
 TYPED_FIELDS = "4 + (types[5] IS NOT NULL)::INTEGER + (types[6] IS NOT NULL)::INTEGER"
 TYPES = f"""
 SELECT count(*), count(*) FILTER (WHERE NOT COALESCE({PLAIN_TYPES}, false)), sum({TYPED_FIELDS})
