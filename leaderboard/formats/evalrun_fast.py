@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..run_columns import RunColumns
 from .evalrun_records import Sink
@@ -45,7 +46,7 @@ from .fast_columns import (
 )
 
 _BLOCK = 1 << 18
-_FEED, _RETURN, _COLON, _QUOTE, _BRACKET, _BACKSLASH = (ord(c) for c in '\n\r:"[\\')
+_FEED, _RETURN, _COLON, _QUOTE, _BACKSLASH = (ord(c) for c in '\n\r:"\\')
 _BOM = b"\xef\xbb\xbf"
 
 # The typed read, in the file's order (DuckDB preserves insertion order, on every thread, so a row's line is its
@@ -166,19 +167,23 @@ def plain_bytes(data: bytes) -> Plain | None:
     if not data:
         return None
     raw = np.frombuffer(data, dtype=np.uint8)
-    # Each count over blocks of 256 KiB: a comparison's mask stays in cache instead of a file-sized array.
-    controls = feeds = returns = colons = quotes = brackets = escapes = 0
+    # Each count over blocks of 256 KiB: a comparison's mask stays in cache instead of a file-sized array. A byte only
+    # looked for is found by memchr, several times faster than a count.
+    controls = feeds = colons = quotes = 0
     for k in range(0, raw.size, _BLOCK):
         block = raw[k : k + _BLOCK]
         controls += int(np.count_nonzero(block < 0x20))
         feeds += int(np.count_nonzero(block == _FEED))
-        returns += int(np.count_nonzero(block == _RETURN))
         colons += int(np.count_nonzero(block == _COLON))
         quotes += int(np.count_nonzero(block == _QUOTE))
-        brackets += int(np.count_nonzero(block == _BRACKET))
-        escapes += int(np.count_nonzero(block == _BACKSLASH))
-    if controls != feeds + returns or (returns and returns != data.count(b"\r\n")) or trailing_comma(data):
+    if controls != feeds:
+        returns = np.flatnonzero(raw == _RETURN)
+        ended = returns[returns + 1 < raw.size]
+        if controls != feeds + returns.size or ended.size != returns.size or bool((raw[ended + 1] != _FEED).any()):
+            return None  # a control character other than a line end, or a "\r" before anything but a line feed
+    if trailing_comma(data):
         return None
+    escapes = b"\\" in data
     if escapes and lone_surrogate(data):
         return None
     if not data.isascii():
@@ -188,7 +193,12 @@ def plain_bytes(data: bytes) -> Plain | None:
             data.decode("utf-8")
         except UnicodeDecodeError:
             return None
-    # A quote may be escaped only where a backslash stands before it (alone or after others).
-    counted = not brackets and quotes % 2 == 0 and not (escapes and (b'\\"' in data or b"\\\\" in data))
+    counted = b"[" not in data and quotes % 2 == 0 and not (escapes and _escaped_quote(raw))
     lines = feeds + (0 if data.endswith(b"\n") else 1)
     return Plain(len(data), lines, colons, quotes // 2 if counted else None)
+
+
+def _escaped_quote(raw: NDArray[np.uint8]) -> bool:
+    """Some quote may be escaped: a backslash stands before a quote or another backslash (``\\"``, ``\\\\``)."""
+    after = np.flatnonzero(raw[:-1] == _BACKSLASH) + 1
+    return bool(np.isin(raw[after], (_QUOTE, _BACKSLASH)).any())
