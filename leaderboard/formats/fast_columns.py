@@ -10,6 +10,7 @@ the file for DuckDB and spends the bytes only when a fast path vouches for it.
 
 from __future__ import annotations
 
+import operator
 import os
 import re
 import tempfile
@@ -73,11 +74,10 @@ VALUES = f"""
 SELECT count(*), count(*) FILTER (WHERE NOT COALESCE(
     score BETWEEN 0 AND 1 AND weight > 0 AND weight <= {MAX_FLOAT}, false)) FROM records
 """
-# Each kind of id once, numbered in sorted order (bytes of UTF-8 sort as Python sorts the strings).
-_DICTIONARY = """
-CREATE TEMP TABLE {0}_ids AS SELECT name, (row_number() OVER (ORDER BY name) - 1)::BIGINT AS code
-FROM (SELECT DISTINCT {0} AS name FROM records)
-"""
+# Each kind of id once, in sorted order (bytes of UTF-8 sort as Python sorts the strings). DuckDB keeps a table's
+# rows in the order its query gives them (with preserve_insertion_order), so a name's code is its rowid: no window
+# numbers them, and they are fetched in order.
+_DICTIONARY = "CREATE TEMP TABLE {0}_ids AS SELECT DISTINCT {0} AS name FROM records ORDER BY name"
 _KINDS = ("model", "task", "metric", "category")
 # A kind of at most this many ids gives each row's code by a cast to an ENUM of its ids in order (a lookup in a small
 # table, cheaper than a join of every row); a kind of more ids (a million tasks: an ENUM of them is slow to build and
@@ -91,18 +91,17 @@ def coded(con: Any, name: str) -> RunColumns | None:
     names: list[tuple[str, ...]] = []
     for kind in _KINDS:
         con.execute(_DICTIONARY.format(kind))
-        # Each name put at its code here: no second sort of a million task ids in DuckDB.
-        fetched = con.execute(f"SELECT name, code FROM {kind}_ids").fetchnumpy()
-        placed = np.empty(fetched["code"].size, dtype=object)
-        placed[int64(fetched["code"])] = fetched["name"]
-        names.append(tuple(placed.tolist()))
+        kind_names = tuple(con.execute(f"SELECT name FROM {kind}_ids").fetchnumpy()["name"].tolist())
+        if not all(map(operator.lt, kind_names, kind_names[1:])):
+            return None  # not the order asked for (checked, as a code is a place in it)
+        names.append(kind_names)
     models, tasks, metrics, categories = names
     if not (plain_ids(models) and plain_ids(tasks) and plain_ids(categories) and plain_metrics(metrics)):
         return None
     few = [k for k, kind_names in zip(_KINDS, names, strict=True) if 0 < len(kind_names) <= _FEW]
     for kind in few:
-        con.execute(f"CREATE TYPE {kind}_enum AS ENUM (SELECT name FROM {kind}_ids ORDER BY code)")
-    fields = ", ".join(f"enum_code(r.{k}::{k}_enum) AS {k}" if k in few else f"{k}_ids.code AS {k}" for k in _KINDS)
+        con.execute(f"CREATE TYPE {kind}_enum AS ENUM (SELECT name FROM {kind}_ids ORDER BY name)")
+    fields = ", ".join(f"enum_code(r.{k}::{k}_enum) AS {k}" if k in few else f"{k}_ids.rowid AS {k}" for k in _KINDS)
     joins = " ".join(f"JOIN {k}_ids ON r.{k} = {k}_ids.name" for k in _KINDS if k not in few)
     # The codes in the rows' order is not asked of a join: the line numbers are sorted afterwards.
     column = con.execute(f"SELECT r.line, {fields}, r.score, r.weight FROM records r {joins}").fetchnumpy()
