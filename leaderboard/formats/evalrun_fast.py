@@ -68,13 +68,12 @@ _RECORDS = """
 CREATE TEMP VIEW records AS SELECT rowid + 1 AS line, model, task, metric, COALESCE(category, 'general') AS category,
     score, weight FROM lines
 """
-# The rows, the rows with a value missing or out of bounds, the keys the fields account for, and the strings among
-# their values (each id, and the category when given).
+# The rows, the rows with a value missing or out of bounds, the categories given and the weights given.
 _VALUES = f"""
 SELECT count(*), count(*) FILTER (WHERE NOT COALESCE(
     model IS NOT NULL AND task IS NOT NULL AND metric IS NOT NULL
     AND score BETWEEN 0 AND 1 AND weight > 0 AND weight <= {MAX_FLOAT}, false)),
-    sum(4 + (category IS NOT NULL)::INTEGER + weighted::INTEGER), sum(3 + (category IS NOT NULL)::INTEGER)
+    count(category), count(*) FILTER (WHERE weighted)
 FROM lines
 """
 # The second parse, when the bytes cannot vouch for the records: each record's JSON types and, when the colons do
@@ -134,7 +133,8 @@ def read_jsonl(handle: BinaryIO, name: str, sink: Sink) -> RunColumns | None:
         plain = checking.result()
         if plain is None or valued is None or valued[0] != plain.lines or valued[1] != 0:
             return None  # a blank line, or a line the fast path cannot vouch for
-        keys, strings = int(valued[2]), int(valued[3])
+        # The keys the fields account for, and the strings among their values (each id, and a category given).
+        keys, strings = 4 * plain.lines + valued[2] + valued[3], 3 * plain.lines + valued[2]
         if not plain.vouches(keys, strings):
             check = _TYPES_CHECK if plain.colons == keys else _KEYS_CHECK
             typed = con.execute(check, {**arguments, "paths": PATHS}).fetchone()
