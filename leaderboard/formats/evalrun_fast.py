@@ -42,6 +42,7 @@ from .fast_columns import (
     coded,
     connect,
     lone_surrogate,
+    positions,
     trailing_comma,
 )
 
@@ -177,7 +178,7 @@ def plain_bytes(data: bytes) -> Plain | None:
         colons += int(np.count_nonzero(block == _COLON))
         quotes += int(np.count_nonzero(block == _QUOTE))
     if controls != feeds:
-        returns = np.flatnonzero(raw == _RETURN)
+        returns = positions(raw, _RETURN)
         ended = returns[returns + 1 < raw.size]
         if controls != feeds + returns.size or ended.size != returns.size or bool((raw[ended + 1] != _FEED).any()):
             return None  # a control character other than a line end, or a "\r" before anything but a line feed
@@ -200,5 +201,5 @@ def plain_bytes(data: bytes) -> Plain | None:
 
 def _escaped_quote(raw: NDArray[np.uint8]) -> bool:
     """Some quote may be escaped: a backslash stands before a quote or another backslash (``\\"``, ``\\\\``)."""
-    after = np.flatnonzero(raw[:-1] == _BACKSLASH) + 1
+    after = positions(raw[:-1], _BACKSLASH) + 1
     return bool(np.isin(raw[after], (_QUOTE, _BACKSLASH)).any())
