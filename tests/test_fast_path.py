@@ -219,6 +219,23 @@ def test_ids_whose_strings_the_bytes_cannot_count_are_read_as_columns_after_a_ch
     assert list(fast) == precise([path], monkeypatch)
 
 
+def test_ids_written_as_utf8_are_read_as_columns_and_a_bad_byte_deep_in_the_file_is_named_at_its_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Long enough for the UTF-8 check to span blocks of 256 KiB, with a character split between two of them.
+    lines = [json.dumps({"model_id": "m", "task_id": f"caf\u00e9-{i}-\U0001f600", "metric_name": "acc", "score": 0.5},
+                        ensure_ascii=False) for i in range(20_000)]  # fmt: skip
+    path = write(tmp_path / "runs.jsonl", lines)
+    fast = load_runs([str(path)])
+    assert isinstance(fast, RunColumns)
+    assert list(fast) == precise([path], monkeypatch)
+    data = path.read_bytes()
+    bad = data.index(b"\n", 300_000) + 1  # the start of a line past the first block
+    path.write_bytes(data[:bad] + b"\xff" + data[bad:])
+    line = data.count(b"\n", 0, bad) + 1
+    assert problems_of([path]) == [f"{path}:{line}: not UTF-8 text (byte 1 of the line: invalid start byte)"]
+
+
 def test_numbers_in_any_json_spelling_are_read_as_columns_with_the_values_of_the_precise_reader(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

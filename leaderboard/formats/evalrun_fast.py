@@ -23,6 +23,7 @@ When the bytes cannot show it, a second parse reads each record's JSON types (an
 
 from __future__ import annotations
 
+import codecs
 import os
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -190,13 +191,24 @@ def plain_bytes(data: bytes) -> Plain | None:
     if not data.isascii():
         if data.find(_BOM, 1) != -1:
             return None  # a byte-order mark past the start: the precise reader refuses one outside a string
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
+        if not _utf8(data):
             return None
     counted = b"[" not in data and quotes % 2 == 0 and not (escapes and _escaped_quote(raw))
     lines = feeds + (0 if data.endswith(b"\n") else 1)
     return Plain(len(data), lines, colons, quotes // 2 if counted else None)
+
+
+def _utf8(data: bytes) -> bool:
+    """The bytes are UTF-8: decoded a block at a time, so that no string the size of the file is made."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(data)
+    try:
+        for k in range(0, len(view), _BLOCK):
+            decoder.decode(view[k : k + _BLOCK])
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _escaped_quote(raw: NDArray[np.uint8]) -> bool:
