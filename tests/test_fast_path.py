@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from leaderboard import EvalRun, InvalidEvalRuns, analyse, load_runs
-from leaderboard.formats import evalrun
+from leaderboard.formats import evalrun, fast_columns
 from leaderboard.formats.evalrun_fast import read_jsonl
 from leaderboard.formats.evalrun_records import Sink
 from leaderboard.run_columns import RunColumns
@@ -234,6 +234,21 @@ def test_ids_written_as_utf8_are_read_as_columns_and_a_bad_byte_deep_in_the_file
     path.write_bytes(data[:bad] + b"\xff" + data[bad:])
     line = data.count(b"\n", 0, bad) + 1
     assert problems_of([path]) == [f"{path}:{line}: not UTF-8 text (byte 1 of the line: invalid start byte)"]
+
+
+@pytest.mark.parametrize("models", [0, 1_000], ids=["a dictionary and a join", "one sort of the rows"])
+def test_task_codes_by_a_dictionary_or_by_ranks_give_the_records_of_the_precise_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, models: int
+) -> None:
+    # The tasks are ranked when the models are few (a file with a million tasks over two models): either way the same.
+    lines = [line(f"m{m}", f"t{(7 * t) % 40}", t / 40, category=f"c{t % 3}") for t in range(40) for m in (2, 0, 1)]
+    path = write(tmp_path / "runs.jsonl", lines)
+    with monkeypatch.context() as patched:
+        patched.setattr(fast_columns, "_RANKED_MODELS", models)
+        fast = load_runs([str(path)])
+    assert isinstance(fast, RunColumns) and fast.tasks == tuple(sorted(fast.tasks))
+    slow = precise([path], monkeypatch)
+    assert list(fast) == slow and [r.source for r in fast] == [r.source for r in slow]
 
 
 def test_numbers_in_any_json_spelling_are_read_as_columns_with_the_values_of_the_precise_reader(
