@@ -4,6 +4,7 @@
     python benchmarks/bench_load.py --models 2 --tasks 200000
     python benchmarks/bench_load.py --wheels                 # also the wheel sizes (pip download --no-deps)
     python benchmarks/bench_load.py --models 2 --tasks 1000000 --no-candidates --with-baseline
+    python benchmarks/bench_load.py --no-candidates --other-formats   # also the CLI on a JSON array and on CSV
 
 One synthetic EvalRun JSONL file (about 55 MB at the default size) and the same records as Parquet are
 written to a temporary folder, then read by every candidate in this process, each once after a warm-up
@@ -185,6 +186,21 @@ def write_parquet(jsonl: Path) -> Path | None:
     return path
 
 
+def write_other_formats(jsonl: Path) -> list[Path]:
+    """The same records as a JSON array (one record a line) and as CSV (a header, then one row a record), in order:
+    the files the other two fast paths read."""
+    try:
+        import duckdb
+    except ImportError:
+        return []
+    paths = [jsonl.with_suffix(".json"), jsonl.with_suffix(".csv")]
+    with duckdb.connect() as con:
+        select = f"SELECT * FROM read_json('{jsonl}', format='newline_delimited')"
+        con.execute(f"COPY ({select}) TO '{paths[0]}' (FORMAT json, ARRAY true)")
+        con.execute(f"COPY ({select}) TO '{paths[1]}' (FORMAT csv, HEADER true)")
+    return paths
+
+
 # Forks the CLI from a small process: a child's ru_maxrss keeps its parent's resident size at the fork (Linux
 # carries the high-water mark across exec), so forking from this process, which holds the loaded records,
 # would report this process's memory rather than the CLI's.
@@ -248,6 +264,9 @@ def main() -> None:
     parser.add_argument("--no-candidates", action="store_true", help="only the project's loader and the floor")
     parser.add_argument("--repeat", type=int, default=1, help="each reader's best of this many runs")
     parser.add_argument("--with-baseline", action="store_true", help="also the CLI with a baseline of the same size")
+    parser.add_argument(
+        "--other-formats", action="store_true", help="also the CLI on the same records as a JSON array and as CSV"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -276,6 +295,8 @@ def main() -> None:
                 (jsonl, ROOT, "", None),
                 (parquet, ROOT, "", None),
             ]
+            if args.other_formats:
+                runs += [(path, ROOT, "", None) for path in write_other_formats(jsonl)]
             if baseline is not None:
                 runs.append((jsonl, ROOT, ", with a baseline of as many records", baseline))
             if args.before is not None:
@@ -289,7 +310,8 @@ def main() -> None:
                 if measured is None:
                     continue
                 seconds, mib, cpu = measured
-                name = f"the whole CLI on {data.suffix[1:].upper()} (--json){label}"
+                kind = {".json": "a JSON array", ".jsonl": "JSONL"}.get(data.suffix, data.suffix[1:].upper())
+                name = f"the whole CLI on {kind} (--json){label}"
                 rows.append((name, seconds, f"{mib:,.0f} MiB peak, CPU {cpu:.2f} s"))
         print(f"\n| {records:,} records | time | x fastest columnar JSONL read | memory |\n|---|---:|---:|---|")
         for name, seconds, extra in rows:

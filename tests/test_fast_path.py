@@ -7,13 +7,14 @@ whole file to the precise reader, which names every problem at its line.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from leaderboard import EvalRun, InvalidEvalRuns, analyse, load_runs
-from leaderboard.formats import evalrun
+from leaderboard.formats import evalrun, fast_columns
 from leaderboard.formats.evalrun_fast import read_jsonl
 from leaderboard.formats.evalrun_records import Sink
 from leaderboard.run_columns import RunColumns
@@ -95,6 +96,7 @@ def test_a_bad_score_on_line_400000_of_500000_is_named_at_that_line(tmp_path: Pa
         ("[1, 2]", "not an object"),
         ("{not json", "broken JSON"),
         (line()[:-1] + ",}", "a comma before the closing brace (DuckDB reads it)"),
+        ("\ufeff" + line(), "a byte-order mark past the first line"),
     ],
 )  # fmt: skip
 def test_a_line_the_fast_path_cannot_vouch_for_gives_every_problem_the_precise_reader_names(
@@ -111,13 +113,13 @@ def test_a_line_the_fast_path_cannot_vouch_for_gives_every_problem_the_precise_r
     ("lines", "end"),
     [
         ([*SUITE[:5], "", *SUITE[5:]], "\n"),  # a blank line: the line numbers are not the rows'
-        (SUITE, "\r\n"),  # Windows line ends
         ([line(trial=1), line(trial=2), *SUITE], "\n"),  # a call field
         ([line(category=None, weight=None), *SUITE], "\n"),  # null optional fields
-        (["\ufeff" + SUITE[0], *SUITE[1:]], "\n"),  # a byte-order mark
+        ([line()[:-1] + "\r}", *SUITE], "\n"),  # a "\r" that ends no line
         ([line(task="caf\u00e9"), *SUITE], "\n"),  # a non-ASCII id in NFC
         ([line(task="t\u0301"), *SUITE], "\n"),  # an id not in NFC: kept in NFC
         ([line(task="\ud800"), *SUITE], "\n"),  # a lone surrogate escape
+        ([line(task="\udc00"), *SUITE], "\n"),  # a lone low surrogate escape
     ],
 )
 def test_a_valid_file_off_the_fast_path_gives_the_same_records(
@@ -127,6 +129,163 @@ def test_a_valid_file_off_the_fast_path_gives_the_same_records(
     fast = load_runs([str(path)])
     assert list(fast) == precise([path], monkeypatch)
     assert [r.source for r in fast] == [r.source for r in precise([path], monkeypatch)]
+
+
+@pytest.mark.parametrize(
+    ("lines", "end"),
+    [
+        (SUITE, "\r\n"),
+        (["\ufeff" + SUITE[0], *SUITE[1:]], "\n"),
+        (["\ufeff" + SUITE[0], *SUITE[1:]], "\r\n"),
+    ],
+    ids=["Windows line ends", "a byte-order mark", "both"],
+)
+def test_windows_line_ends_and_a_byte_order_mark_are_read_as_columns_with_the_records_of_the_precise_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lines: list[str], end: str
+) -> None:
+    path = write(tmp_path / "runs.jsonl", lines, end)
+    fast = load_runs([str(path)])
+    assert isinstance(fast, RunColumns)
+    assert list(fast) == precise([path], monkeypatch)
+    assert [r.source for r in fast] == [r.source for r in precise([path], monkeypatch)]
+
+
+@pytest.mark.parametrize(
+    "task",
+    ["\U0001f600", "a\U0001f600b\U0001f680", "\\ud83d", "\\\U0001f600", "\\\\ud83d\\"],
+    ids=["an emoji", "two emoji", "a backslash before ud83d", "a backslash before an emoji", "two backslashes"],
+)
+def test_surrogate_pairs_and_escaped_backslashes_are_read_as_columns_with_the_records_of_the_precise_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, task: str
+) -> None:
+    # json.dumps writes a character past U+FFFF as an escaped surrogate pair, and a backslash as "\\\\".
+    path = write(tmp_path / "runs.jsonl", [line(task=task), *SUITE])
+    assert "\\u" in path.read_text() or "\\\\" in path.read_text()
+    fast = load_runs([str(path)])
+    assert isinstance(fast, RunColumns)
+    assert list(fast) == precise([path], monkeypatch)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"model_id": "m", "task_id": "t\\ud83d", "metric_name": "acc", "score": 0.5}',
+        '{"model_id": "m", "task_id": "t\\ude00", "metric_name": "acc", "score": 0.5}',
+        '{"model_id": "m", "task_id": "\\ude00\\ud83d", "metric_name": "acc", "score": 0.5}',
+        '{"model_id": "m", "task_id": "\\\\\\ud83d", "metric_name": "acc", "score": 0.5}',
+        '{"model_id": "m", "task_id": "\\\\ud83d\\ude00", "metric_name": "acc", "score": 0.5}',
+    ],
+    ids=["a high one alone", "a low one alone", "low before high", "after a backslash", "a low one after text"],
+)
+def test_a_lone_surrogate_escape_is_not_vouched_for(tmp_path: Path, text: str) -> None:
+    path = write(tmp_path / "runs.jsonl", [*SUITE[:40], text, *SUITE[40:]])
+    with path.open("rb") as handle:
+        assert read_jsonl(handle, str(path), Sink()) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"model_id": 7, "task_id": "t", "metric_name": "acc", "score": 0.5, "category": "[x]"}',
+        '{"model_id": 7, "task_id": "t", "metric_name": "acc", "score": 0.5, "category": "a\\"b"}',
+        '{"model_id": 7, "task_id": ["t", "u"], "metric_name": "acc", "score": 0.5}',
+        '{"model_id": true, "task_id": "t", "metric_name": "acc", "score": 0.5, "category": "a:b"}',
+        '{"model_id": {}, "task_id": "t", "metric_name": "acc", "score": 0.5}',
+        '{"model_id": "m", "task_id": "t", "metric_name": "acc", "score": 0.5, "weight": null}',
+        '{"model_id": "m", "task_id": "t", "metric_name": "acc", "score": "0.5", "category": 5}',
+    ],
+    ids=[
+        "a number id beside a bracket", "a number id beside an escaped quote", "a number id beside an array",
+        "a literal id beside a colon", "an empty object for an id", "a null weight", "a string score and category",
+    ],
+)  # fmt: skip
+def test_an_id_of_another_type_is_not_vouched_for_whatever_else_the_line_holds(tmp_path: Path, text: str) -> None:
+    path = write(tmp_path / "runs.jsonl", [*SUITE[:40], text, *SUITE[40:]])
+    with path.open("rb") as handle:
+        assert read_jsonl(handle, str(path), Sink()) is None
+
+
+@pytest.mark.parametrize(
+    "task",
+    ["t[1]", 'say "hi"', "a\\b"],
+    ids=["a bracket", "an escaped quote", "an escaped backslash"],
+)
+def test_ids_whose_strings_the_bytes_cannot_count_are_read_as_columns_after_a_check_of_their_types(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, task: str
+) -> None:
+    path = write(tmp_path / "runs.jsonl", [line(task=task), *SUITE])
+    fast = load_runs([str(path)])
+    assert isinstance(fast, RunColumns)
+    assert list(fast) == precise([path], monkeypatch)
+
+
+def test_ids_written_as_utf8_are_read_as_columns_and_a_bad_byte_deep_in_the_file_is_named_at_its_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Long enough for the UTF-8 check to span blocks of 256 KiB, with a character split between two of them.
+    lines = [json.dumps({"model_id": "m", "task_id": f"caf\u00e9-{i}-\U0001f600", "metric_name": "acc", "score": 0.5},
+                        ensure_ascii=False) for i in range(20_000)]  # fmt: skip
+    path = write(tmp_path / "runs.jsonl", lines)
+    fast = load_runs([str(path)])
+    assert isinstance(fast, RunColumns)
+    assert list(fast) == precise([path], monkeypatch)
+    data = path.read_bytes()
+    bad = data.index(b"\n", 300_000) + 1  # the start of a line past the first block
+    path.write_bytes(data[:bad] + b"\xff" + data[bad:])
+    line = data.count(b"\n", 0, bad) + 1
+    assert problems_of([path]) == [f"{path}:{line}: not UTF-8 text (byte 1 of the line: invalid start byte)"]
+
+
+@pytest.mark.parametrize("models", [0, 1_000], ids=["a dictionary and a join", "one sort of the rows"])
+def test_task_codes_by_a_dictionary_or_by_ranks_give_the_records_of_the_precise_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, models: int
+) -> None:
+    # The tasks are ranked when the models are few (a file with a million tasks over two models): either way the same.
+    lines = [line(f"m{m}", f"t{(7 * t) % 40}", t / 40, category=f"c{t % 3}") for t in range(40) for m in (2, 0, 1)]
+    path = write(tmp_path / "runs.jsonl", lines)
+    with monkeypatch.context() as patched:
+        patched.setattr(fast_columns, "_RANKED_MODELS", models)
+        fast = load_runs([str(path)])
+    assert isinstance(fast, RunColumns) and fast.tasks == tuple(sorted(fast.tasks))
+    slow = precise([path], monkeypatch)
+    assert list(fast) == slow and [r.source for r in fast] == [r.source for r in slow]
+
+
+def test_numbers_in_any_json_spelling_are_read_as_columns_with_the_values_of_the_precise_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spelled = [
+        "1",
+        "0",
+        "-0",
+        "-0.0",
+        "1E-1",
+        "5e-1",
+        "0.50000000000000000001",
+        "2.5e-324",
+        "0.1000000000000000055511151231257827",
+    ]
+    weights = [
+        "1",
+        "3",
+        "1e2",
+        "123456789012345678901234567890",
+        "0.5E+1",
+        "4.9e-324",
+        "1.7976931348623157e308",
+        "2",
+        "7",
+    ]
+    lines = [
+        f'{{"model_id": "m", "task_id": "t{i}", "metric_name": "acc", "score": {score}, "weight": {weight}}}'
+        for i, (score, weight) in enumerate(zip(spelled, weights, strict=True))
+    ]
+    path = write(tmp_path / "runs.jsonl", [*lines, *SUITE])
+    fast = load_runs([str(path)])
+    assert isinstance(fast, RunColumns)
+    slow = precise([path], monkeypatch)
+    assert [(r.score, r.weight) for r in fast] == [(r.score, r.weight) for r in slow]
+    assert [math.copysign(1.0, r.score) for r in fast] == [math.copysign(1.0, r.score) for r in slow]
 
 
 def test_ids_holding_colons_are_read_as_columns_with_the_records_of_the_precise_reader(

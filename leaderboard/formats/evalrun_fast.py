@@ -8,40 +8,106 @@ over the columns (and over the distinct ids, not every record), and the result i
 The fast path only ever says "this file is plain, and here are its records": it vouches for a file when
 every line is a JSON object with string ids, a number score in [0, 1], a string category or none, a
 positive finite weight or none, and no call field (cost, latency, error, metrics, trial, cluster), with
-ids already as they are kept (NFC, no surrounding whitespace, within the length bound). Anything else
-(a bad line, a key other than those fields or a field set to null, a duplicate key, a blank line, a
-control character, a byte-order mark, a surrogate escape, a field of another type, DuckDB missing) gives
-None, and the precise reader reads the file again and names every problem at its line, exactly as it
-would have without this path.
+ids already as they are kept (NFC, no surrounding whitespace, within the length bound). A byte-order mark
+at the start and ``\\r\\n`` line ends are read as the precise reader reads them. Anything else (a bad line,
+a key other than those fields or a field set to null, a duplicate key, a blank line, a control character,
+a ``\\r`` not ending a line, a lone surrogate escape, a field of another type, DuckDB missing) gives None,
+and the precise reader reads the file again and names every problem at its line, exactly as it would
+have without this path.
+
+One parse of each line gives both the values and their types: the ids are read as text and the score and
+weight as JSON. DuckDB casts what it can (``"0.5"`` or ``true`` to a number, ``7`` to ``"7"``): the score
+and weight keep their JSON type, and the file's bytes show that the ids are strings (see :class:`Plain`).
+When the bytes cannot show it, a second parse reads each record's JSON types (and keys).
 """
 
 from __future__ import annotations
 
+import codecs
 import os
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import BinaryIO
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..run_columns import RunColumns
 from .evalrun_records import Sink
 from .fast_columns import (
-    COLUMNS,
-    NUMBERED,
+    MAX_FLOAT,
     PATHS,
-    SURROGATE_ESCAPE,
-    TABLE,
-    TYPES,
-    VALUES,
+    PLAIN_TYPES,
+    TYPED_FIELDS,
     coded,
     connect,
-    no_other_key,
+    lone_surrogate,
+    positions,
     trailing_comma,
 )
 
 _BLOCK = 1 << 18
-_FEED, _COLON, _BACKSLASH = (ord(c) for c in "\n:\\")
+_FEED, _RETURN, _COLON, _QUOTE, _BACKSLASH = (ord(c) for c in '\n\r:"\\')
+_BOM = b"\xef\xbb\xbf"
+
+# The typed read, in the file's order (DuckDB preserves insertion order, on every thread, so a row's line is its
+# rowid + 1). The score and weight are read as JSON, whose text casts to a number only where it is a JSON number (a
+# string keeps its quotes, a literal is no number): anything else is NULL and fails the bounds below. ``weighted``:
+# a weight given (a JSON null is read as none, and shows in the colons).
+_COLUMNS = {
+    "model_id": "VARCHAR", "task_id": "VARCHAR", "metric_name": "VARCHAR", "score": "JSON",
+    "category": "VARCHAR", "weight": "JSON",
+}  # fmt: skip
+_TABLE = """
+CREATE TEMP TABLE lines AS SELECT
+    model_id AS model, task_id AS task, metric_name AS metric, TRY_CAST(score::VARCHAR AS DOUBLE) AS score,
+    category, CASE WHEN weight IS NULL THEN 1.0 ELSE TRY_CAST(weight::VARCHAR AS DOUBLE) END AS weight,
+    weight IS NOT NULL AS weighted
+FROM read_json($path, format = 'newline_delimited', columns = $columns)
+"""
+_RECORDS = """
+CREATE TEMP VIEW records AS SELECT rowid + 1 AS line, model, task, metric, COALESCE(category, 'general') AS category,
+    score, weight FROM lines
+"""
+# The rows, the rows with a value missing or out of bounds, the categories given and the weights given.
+_VALUES = f"""
+SELECT count(*), count(*) FILTER (WHERE NOT COALESCE(
+    model IS NOT NULL AND task IS NOT NULL AND metric IS NOT NULL
+    AND score BETWEEN 0 AND 1 AND weight > 0 AND weight <= {MAX_FLOAT}, false)),
+    count(category), count(*) FILTER (WHERE weighted)
+FROM lines
+"""
+# The second parse, when the bytes cannot vouch for the records: each record's JSON types and, when the colons do
+# not already show there is no other key (see :class:`Plain`), its keys. DuckDB fails on a field written twice but
+# ignores the keys it was not asked for.
+_CHECK = """
+SELECT count(*), count(*) FILTER (WHERE NOT COALESCE({0}, false))
+FROM (SELECT json, json_type(json, $paths) AS types FROM read_json_objects($path, format = 'newline_delimited'))
+"""
+_TYPES_CHECK = _CHECK.format(PLAIN_TYPES)
+_KEYS_CHECK = _CHECK.format(f"{PLAIN_TYPES} AND len(json_keys(json)) = {TYPED_FIELDS}")
+
+
+@dataclass(frozen=True)
+class Plain:
+    """What the bytes of a file show: its size, lines and colons, and its strings when they can be counted.
+
+    Every key of a record has its colon outside strings, so a file whose records have ``keys`` keys in all among the
+    fields has at least that many colons: exactly as many means no record has another key, a key twice, a field set
+    to null, or a colon in a string. When also no quote may be escaped (no ``\\"`` nor ``\\\\``) and there is no
+    ``[``, every value is a string, a number, a literal or an empty object, each ``"`` opens or closes a string, and
+    a string is a key or a value: with the score and weight known to be numbers, as many strings as keys and ids
+    means every id is a string (DuckDB would have read a number or a literal as text).
+    """
+
+    size: int
+    lines: int
+    colons: int
+    strings: int | None  # None: a quote may be escaped, a string may sit in an array
+
+    def vouches(self, keys: int, strings: int) -> bool:
+        return self.colons == keys and self.strings == keys + strings
 
 
 def read_jsonl(handle: BinaryIO, name: str, sink: Sink) -> RunColumns | None:
@@ -55,29 +121,27 @@ def read_jsonl(handle: BinaryIO, name: str, sink: Sink) -> RunColumns | None:
     # of a plain name: it takes *, ? and [ in a path as a glob.
     link = os.path.join(folder.name, "records.jsonl")
     os.symlink(f"/proc/self/fd/{handle.fileno()}", link)
-    arguments = {"path": link, "format": "newline_delimited"}
+    arguments = {"path": link}
     con = None
-    # Three passes over the file at once, each free to use every core: the bytes read and checked here, each
-    # record's JSON types counted by DuckDB on a second connection, and the typed read, which keeps the lines'
-    # order (DuckDB preserves insertion order); a file any of them does not vouch for is None all the same.
-    pool = ThreadPoolExecutor(2)
+    # The bytes are read and checked on a thread while DuckDB makes the typed read, free to use every core.
+    pool = ThreadPoolExecutor(1)
     checking = pool.submit(_read_plain, handle, sink.budget)
     try:
         con = connect(duckdb, link)
         con.execute(f"SET threads = {max(1, os.cpu_count() or 1)}")
-        other = con.cursor()
-        typing = pool.submit(lambda: other.execute(TYPES, {**arguments, "paths": PATHS}).fetchone())
-        con.execute(TABLE, {**arguments, "columns": COLUMNS})
-        con.execute(NUMBERED)
-        valued = con.execute(VALUES).fetchone()
-        typed, checked = typing.result(), checking.result()
-        if checked is None or typed is None or valued is None:
-            return None
-        size, lines, colons = checked
-        if typed[0] != lines or typed[1] != 0 or valued[0] != lines or valued[1] != 0:
+        con.execute(_TABLE, {**arguments, "columns": _COLUMNS})
+        con.execute(_RECORDS)
+        valued = con.execute(_VALUES).fetchone()
+        plain = checking.result()
+        if plain is None or valued is None or valued[0] != plain.lines or valued[1] != 0:
             return None  # a blank line, or a line the fast path cannot vouch for
-        if not no_other_key(con, arguments, typed[2], colons):
-            return None
+        # The keys the fields account for, and the strings among their values (each id, and a category given).
+        keys, strings = 4 * plain.lines + valued[2] + valued[3], 3 * plain.lines + valued[2]
+        if not plain.vouches(keys, strings):
+            check = _TYPES_CHECK if plain.colons == keys else _KEYS_CHECK
+            typed = con.execute(check, {**arguments, "paths": PATHS}).fetchone()
+            if typed is None or typed[0] != plain.lines or typed[1] != 0:
+                return None
         columns = coded(con, name)
     except duckdb.Error:
         return None  # not JSON lines DuckDB reads as plain records (a duplicate key, a broken line...)
@@ -87,41 +151,67 @@ def read_jsonl(handle: BinaryIO, name: str, sink: Sink) -> RunColumns | None:
             con.close()
         folder.cleanup()
     if columns is not None:
-        sink.budget -= size
+        sink.budget -= plain.size
     return columns
 
 
-def _read_plain(handle: BinaryIO, budget: int) -> tuple[int, int, int] | None:
-    """The file's bytes, lines and colons when it is within ``budget`` and its bytes are plain; None otherwise."""
+def _read_plain(handle: BinaryIO, budget: int) -> Plain | None:
+    """What the file's bytes show when it is within ``budget`` and its bytes are plain; None otherwise."""
     data = handle.read(max(budget, 0) + 1)
-    if len(data) > budget:
-        return None
-    counted = _plain_bytes(data)
-    return None if counted is None else (len(data), *counted)
+    return None if len(data) > budget else plain_bytes(data)
 
 
-def _plain_bytes(data: bytes) -> tuple[int, int] | None:
-    """The file's lines and colons when no byte is one the precise reader would read otherwise than DuckDB:
-    control characters other than the line feed (a carriage return, a tab inside a string), a byte-order mark,
-    a surrogate escape, bad UTF-8, a comma before a closing brace (DuckDB reads it); None otherwise."""
-    if not data or data.startswith(b"\xef\xbb\xbf"):
+def plain_bytes(data: bytes) -> Plain | None:
+    """What the bytes show when no byte is one the precise reader would read otherwise than DuckDB: a control
+    character other than the line feed (a tab inside a string, a ``\\r`` not before a line feed), a byte-order mark
+    but at the start, a lone surrogate escape, bad UTF-8, a comma before a closing brace (DuckDB reads it); None
+    otherwise."""
+    if not data:
         return None
     raw = np.frombuffer(data, dtype=np.uint8)
-    # Each count over blocks of 256 KiB: a comparison's mask stays in cache instead of a file-sized array.
-    controls = feeds = colons = escapes = 0
+    # Each count over blocks of 256 KiB: a comparison's mask stays in cache instead of a file-sized array. A byte only
+    # looked for is found by memchr, several times faster than a count.
+    controls = feeds = colons = quotes = 0
     for k in range(0, raw.size, _BLOCK):
         block = raw[k : k + _BLOCK]
         controls += int(np.count_nonzero(block < 0x20))
         feeds += int(np.count_nonzero(block == _FEED))
         colons += int(np.count_nonzero(block == _COLON))
-        escapes += int(np.count_nonzero(block == _BACKSLASH))
-    if controls != feeds or trailing_comma(data):
+        quotes += int(np.count_nonzero(block == _QUOTE))
+    if controls != feeds:
+        returns = positions(raw, _RETURN)
+        ended = returns[returns + 1 < raw.size]
+        if controls != feeds + returns.size or ended.size != returns.size or bool((raw[ended + 1] != _FEED).any()):
+            return None  # a control character other than a line end, or a "\r" before anything but a line feed
+    if trailing_comma(data):
         return None
-    if escapes and SURROGATE_ESCAPE.search(data) is not None:
+    escapes = b"\\" in data
+    if escapes and lone_surrogate(data):
         return None
     if not data.isascii():
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
+        if data.find(_BOM, 1) != -1:
+            return None  # a byte-order mark past the start: the precise reader refuses one outside a string
+        if not _utf8(data):
             return None
-    return feeds + (0 if data.endswith(b"\n") else 1), colons
+    counted = b"[" not in data and quotes % 2 == 0 and not (escapes and _escaped_quote(raw))
+    lines = feeds + (0 if data.endswith(b"\n") else 1)
+    return Plain(len(data), lines, colons, quotes // 2 if counted else None)
+
+
+def _utf8(data: bytes) -> bool:
+    """The bytes are UTF-8: decoded a block at a time, so that no string the size of the file is made."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(data)
+    try:
+        for k in range(0, len(view), _BLOCK):
+            decoder.decode(view[k : k + _BLOCK])
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _escaped_quote(raw: NDArray[np.uint8]) -> bool:
+    """Some quote may be escaped: a backslash stands before a quote or another backslash (``\\"``, ``\\\\``)."""
+    after = positions(raw[:-1], _BACKSLASH) + 1
+    return bool(np.isin(raw[after], (_QUOTE, _BACKSLASH)).any())

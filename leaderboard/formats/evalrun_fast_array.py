@@ -38,6 +38,7 @@ from .fast_columns import (
     coded,
     int64,
     no_other_key,
+    positions,
     through_duckdb,
     trailing_comma,
     utf8,
@@ -92,13 +93,13 @@ def record_lines(data: bytes, records: int) -> NDArray[np.int64] | None:
     quotes stands before it.
     """
     raw = np.frombuffer(data, dtype=np.uint8)
-    braces = np.flatnonzero(raw == _OPEN)
+    braces = positions(raw, _OPEN)
     if braces.size != records:
         if b'\\"' in data:
             return None
-        quotes = np.flatnonzero(raw == _QUOTE)
+        quotes = positions(raw, _QUOTE)
         braces = braces[np.searchsorted(quotes, braces) % 2 == 0]
         if braces.size != records:
             return None
-    feeds = np.flatnonzero(raw == _FEED)
+    feeds = positions(raw, _FEED)
     return int64(np.searchsorted(feeds, braces) + 1)

@@ -28,7 +28,7 @@ from ..numbers import DECIMAL
 from ..run_columns import RunColumns
 from ..validation import REQUIRED_FIELDS
 from .evalrun_records import Sink
-from .fast_columns import MAX_FLOAT, coded, through_duckdb, utf8
+from .fast_columns import MAX_FLOAT, coded, positions, through_duckdb, utf8
 
 # The call fields a CSV row may give, besides custom metrics (a column "metrics.<name>").
 CALL_COLUMNS = ("cost_usd", "latency_ms", "error", "trial", "cluster")
@@ -125,7 +125,7 @@ def one_line_rows(data: bytes) -> int | None:
     if not utf8(data):
         return None
     raw = np.frombuffer(data, dtype=np.uint8)
-    feeds = np.flatnonzero(raw == _FEED)
+    feeds = positions(raw, _FEED)
     returns = int(np.count_nonzero(raw == _RETURN))
     controls = int(np.count_nonzero(raw < 0x20)) - int(np.count_nonzero(raw == _TAB))
     if controls != feeds.size + returns or returns != data.count(b"\r\n"):
@@ -133,7 +133,7 @@ def one_line_rows(data: bytes) -> int | None:
     ends = np.concatenate(([-1], feeds, [raw.size]))
     if int(np.diff(ends).max()) > csv.field_size_limit():
         return None  # Python's CSV reader refuses a cell longer than its limit
-    quotes = np.flatnonzero(raw == _QUOTE)
+    quotes = positions(raw, _QUOTE)
     if quotes.size % 2:
         return None
     if quotes.size:

@@ -10,6 +10,7 @@ the file for DuckDB and spends the bytes only when a fast path vouches for it.
 
 from __future__ import annotations
 
+import operator
 import os
 import re
 import tempfile
@@ -20,14 +21,18 @@ from operator import itemgetter
 from typing import Any, BinaryIO
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .. import limits
-from ..run_columns import RunColumns
+from ..run_columns import Codes, RunColumns
 from .evalrun_records import Sink
 
 MAX_FLOAT = 1.7976931348623157e308
-# Escapes of UTF-16 surrogates: JSON allows them, but a lone one is not text DuckDB keeps as Python does.
-SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abAB]")
+# Escapes of UTF-16 surrogates. JSON writes a character past U+FFFF as a pair (a high one, then a low one), which
+# DuckDB decodes as Python does; a lone one is not text DuckDB keeps as Python does.
+_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+# From a backslash: an escaped backslash (what follows it is no escape), a pair, or a surrogate on its own (group 1).
+_ESCAPE = re.compile(rb"\\(?:\\|u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|(u[dD][89a-fA-F]))")
 
 # The fields of a plain record, as DuckDB reads them. DuckDB casts what it can ("0.5" to 0.5, true to 1.0,
 # 7 to "7"), so each record's JSON types are read as well, and a record of any other type is not vouched for.
@@ -50,19 +55,19 @@ FROM read_json($path, format = $format, columns = $columns)
 NUMBERED = "CREATE TEMP VIEW records AS SELECT rowid + 1 AS line, * FROM lines"
 # Each record's JSON types, in one parse of it: DuckDB casts what it can, so a record whose field is of another
 # type (or null) is one the fast path does not vouch for. The third count is the keys the fields account for.
-_PLAIN_TYPES = f"""
+PLAIN_TYPES = f"""
     types[1] = 'VARCHAR' AND types[2] = 'VARCHAR' AND types[3] = 'VARCHAR' AND types[4] IN {_NUMBER}
     AND (types[5] IS NULL OR types[5] = 'VARCHAR') AND (types[6] IS NULL OR types[6] IN {_NUMBER})"""
-_FIELDS = "4 + (types[5] IS NOT NULL)::INTEGER + (types[6] IS NOT NULL)::INTEGER"
+TYPED_FIELDS = "4 + (types[5] IS NOT NULL)::INTEGER + (types[6] IS NOT NULL)::INTEGER"
 TYPES = f"""
-SELECT count(*), count(*) FILTER (WHERE NOT COALESCE({_PLAIN_TYPES}, false)), sum({_FIELDS})
+SELECT count(*), count(*) FILTER (WHERE NOT COALESCE({PLAIN_TYPES}, false)), sum({TYPED_FIELDS})
 FROM (SELECT json_type(json, $paths) AS types FROM read_json_objects($path, format = $format))
 """
 # Records with a key besides the fields (a call field, another key, a key twice), counted over each record's keys:
 # DuckDB fails on a field written twice but ignores the keys it was not asked for. A second parse of every record,
 # run only when the file's colons do not already show there is none (see :func:`no_other_key`).
 _KEYS = f"""
-SELECT count(*) FILTER (WHERE len(json_keys(json)) != {_FIELDS})
+SELECT count(*) FILTER (WHERE len(json_keys(json)) != {TYPED_FIELDS})
 FROM (SELECT json, json_type(json, $paths) AS types FROM read_json_objects($path, format = $format))
 """
 # Values out of bounds, on the same lines read typed.
@@ -70,45 +75,91 @@ VALUES = f"""
 SELECT count(*), count(*) FILTER (WHERE NOT COALESCE(
     score BETWEEN 0 AND 1 AND weight > 0 AND weight <= {MAX_FLOAT}, false)) FROM records
 """
-# Each kind of id once, numbered in sorted order (bytes of UTF-8 sort as Python sorts the strings).
-_DICTIONARY = """
-CREATE TEMP TABLE {0}_ids AS SELECT name, (row_number() OVER (ORDER BY name) - 1)::BIGINT AS code
-FROM (SELECT DISTINCT {0} AS name FROM records)
-"""
+# Each kind of id once, in sorted order (bytes of UTF-8 sort as Python sorts the strings). DuckDB keeps a table's
+# rows in the order its query gives them (with preserve_insertion_order), so a name's code is its rowid: no window
+# numbers them, and they are fetched in order.
+_DICTIONARY = "CREATE TEMP TABLE {0}_ids AS SELECT DISTINCT {0} AS name FROM records ORDER BY name"
 _KINDS = ("model", "task", "metric", "category")
-# The codes in the rows' order is not asked of the joins: the line numbers are sorted afterwards.
-_CODED = """
-SELECT r.line, m.code AS model, t.code AS task, k.code AS metric, c.code AS category, r.score, r.weight
-FROM records r JOIN model_ids m ON r.model = m.name JOIN task_ids t ON r.task = t.name
-JOIN metric_ids k ON r.metric = k.name JOIN category_ids c ON r.category = c.name
+# A kind of at most this many ids gives each row's code by a cast to an ENUM of its ids in order (a lookup in a small
+# table, cheaper than a join of every row); a kind of more ids (a million tasks: an ENUM of them is slow to build and
+# to cast to) is joined to its table of ids.
+_FEW = 1 << 10
+# With few models the task ids are about as many as the rows (a (model, task) is read once, so there are at least a
+# third as many task ids as rows with three models): the tasks are then coded by one sort of the rows instead, each
+# row's dense rank its code and the first row of each id naming it. About a fifth cheaper than the dictionary and
+# the join with a million task ids over two million rows, a third dearer with 10,000 over 500,000, even at a tenth.
+_RANKED_MODELS = 3
+# The position is numbered before the sort (a window over no order keeps the rows' order).
+_RANKED = """
+SELECT position, dense_rank() OVER sorted - 1 AS code, lag({0}) OVER sorted IS DISTINCT FROM {0} AS first,
+    CASE WHEN lag({0}) OVER sorted IS DISTINCT FROM {0} THEN {0} END AS name
+FROM (SELECT row_number() OVER () - 1 AS position, {0} FROM records) WINDOW sorted AS (ORDER BY {0})
 """
 
 
 def coded(con: Any, name: str) -> RunColumns | None:
     """The columns of the table ``records`` (line, model, task, metric, category, score, weight: rows DuckDB
     found plain) of the file ``name``; None when an id is not as it is kept."""
-    names = []
+    ranked: set[str] = set()
+    names: dict[str, tuple[str, ...]] = {}
+    codes: dict[str, Codes] = {}
     for kind in _KINDS:
+        if kind == "task" and len(names["model"]) <= _RANKED_MODELS:
+            ranked.add(kind)
+            names[kind], codes[kind] = _ranked(con, kind)
+            continue
         con.execute(_DICTIONARY.format(kind))
-        # Each name put at its code here: no second sort of a million task ids in DuckDB.
-        fetched = con.execute(f"SELECT name, code FROM {kind}_ids").fetchnumpy()
-        placed = np.empty(fetched["code"].size, dtype=object)
-        placed[int64(fetched["code"])] = fetched["name"]
-        names.append(tuple(placed.tolist()))
-    models, tasks, metrics, categories = names
+        names[kind] = tuple(con.execute(f"SELECT name FROM {kind}_ids").fetchnumpy()["name"].tolist())
+        if not all(map(operator.lt, names[kind], names[kind][1:])):
+            return None  # not the order asked for (checked, as a code is a place in it)
+    models, tasks, metrics, categories = (names[k] for k in _KINDS)
     if not (plain_ids(models) and plain_ids(tasks) and plain_ids(categories) and plain_metrics(metrics)):
         return None
-    column = con.execute(_CODED).fetchnumpy()
+    looked_up = [k for k in _KINDS if k not in ranked]
+    few = [k for k in looked_up if 0 < len(names[k]) <= _FEW]
+    for kind in few:
+        con.execute(f"CREATE TYPE {kind}_enum AS ENUM (SELECT name FROM {kind}_ids ORDER BY name)")
+    fields = "".join(
+        f", enum_code(r.{k}::{k}_enum) AS {k}" if k in few else f", {k}_ids.rowid AS {k}" for k in looked_up
+    )
+    joins = " ".join(f"JOIN {k}_ids ON r.{k} = {k}_ids.name" for k in looked_up if k not in few)
+    if joins or ranked:
+        # Each row's place in the records, numbered before a join shuffles them: ranked codes are put by it too.
+        rows = "(SELECT row_number() OVER () - 1 AS position, * FROM records) r"
+        column = con.execute(f"SELECT r.position, r.line{fields}, r.score, r.weight FROM {rows} {joins}").fetchnumpy()
+        column = _placed(int64(column.pop("position")), column)
+    else:
+        # One view read alone keeps the records' order.
+        column = con.execute(f"SELECT r.line{fields}, r.score, r.weight FROM records r").fetchnumpy()
+    column |= codes
     line = int64(column["line"])
-    if line.size > 1 and not bool(np.all(line[1:] > line[:-1])):
-        order = np.argsort(line, kind="stable")
-        column = {key: np.asarray(values)[order] for key, values in column.items()}
     return RunColumns(
         models, tasks, metrics, categories, (name,),
         int64(column["model"]), int64(column["task"]), int64(column["metric"]), int64(column["category"]),
-        np.zeros(line.size, dtype=np.int64), int64(column["line"]),
-        column["score"].astype(np.float64), column["weight"].astype(np.float64),
+        np.zeros(line.size, dtype=np.int64), line,
+        np.asarray(column["score"], dtype=np.float64), np.asarray(column["weight"], dtype=np.float64),
     )  # fmt: skip
+
+
+def _ranked(con: Any, kind: str) -> tuple[tuple[str, ...], Codes]:
+    """The kind's ids in sorted order and each record's code, from one sort of the records."""
+    fetched = con.execute(_RANKED.format(kind)).fetchnumpy()
+    code, first = int64(fetched["code"]), np.asarray(fetched["first"], dtype=bool)
+    ids = np.empty(int(np.count_nonzero(first)), dtype=object)
+    ids[code[first]] = np.asarray(fetched["name"], dtype=object)[first]
+    return tuple(ids.tolist()), _placed(int64(fetched["position"]), {"code": code})["code"]
+
+
+def _placed(position: Codes, column: dict[str, Any]) -> dict[str, Any]:
+    """Each column's values put at their rows' positions (a permutation of 0..n-1)."""
+    if bool(np.all(position[1:] > position[:-1])):
+        return column
+    placed = {}
+    for key, values in column.items():
+        array = np.asarray(values)
+        placed[key] = np.empty_like(array)
+        placed[key][position] = array
+    return placed
 
 
 def no_other_key(con: Any, arguments: dict[str, Any], fields: int, colons: int) -> bool:
@@ -195,9 +246,16 @@ def through_duckdb(
     return columns
 
 
+def lone_surrogate(data: bytes) -> bool:
+    """Some escape of a UTF-16 surrogate is not half of a pair (``\\ud83d\\ude00``); ``\\\\ud83d`` is no escape."""
+    if _SURROGATE.search(data) is None:
+        return False
+    return any(found.group(1) is not None for found in _ESCAPE.finditer(data))
+
+
 def utf8(data: bytes) -> bool:
-    """The bytes are UTF-8 (a byte-order mark allowed) and hold no escape of a UTF-16 surrogate."""
-    if SURROGATE_ESCAPE.search(data) is not None:
+    """The bytes are UTF-8 (a byte-order mark allowed) and hold no lone escape of a UTF-16 surrogate."""
+    if lone_surrogate(data):
         return False
     if not data.isascii():
         try:
@@ -211,6 +269,14 @@ _CLOSE, _COMMA = ord("}"), ord(",")
 _BLANK = np.zeros(256, dtype=bool)  # a lookup table: is the byte a blank between JSON values
 _BLANK[[ord(" "), ord("\t"), ord("\n"), ord("\r")]] = True
 _MAX_GAP = 64  # blanks looked through before a closing brace; a longer run is not vouched for
+_BLOCK = 1 << 18
+
+
+def positions(raw: NDArray[np.uint8], byte: int) -> NDArray[np.intp]:
+    """Where ``byte`` stands in ``raw``, found over blocks of 256 KiB: no comparison mask the size of the file (its
+    pages, fresh in a new process, cost more than the comparison)."""
+    found = [np.flatnonzero(raw[k : k + _BLOCK] == byte) + k for k in range(0, raw.size, _BLOCK)]
+    return np.concatenate(found) if found else np.zeros(0, dtype=np.intp)
 
 
 def trailing_comma(data: bytes) -> bool:
@@ -219,7 +285,7 @@ def trailing_comma(data: bytes) -> bool:
     A ``}`` inside a string may be taken for one: the file then takes the precise reader, which is never wrong.
     """
     raw = np.frombuffer(data, dtype=np.uint8)
-    before = np.flatnonzero(raw == _CLOSE) - 1
+    before = positions(raw, _CLOSE) - 1
     for _ in range(_MAX_GAP):
         before = before[before >= 0]
         previous = raw[before]
