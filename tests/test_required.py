@@ -12,7 +12,7 @@ import pytest
 
 from leaderboard import EvalRun
 from leaderboard.cli import main as cli_main
-from leaderboard.report.task_changes import required_markdown, required_outputs
+from leaderboard.report.required_tasks import required_markdown, required_outputs
 from leaderboard.required import RequiredFailure, UnmatchedPatterns, check_required, matching, split_patterns
 
 

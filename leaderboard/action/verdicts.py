@@ -7,7 +7,8 @@ import json
 from ..baseline import Baseline, NoBaseline, describe
 from ..composite import CompositeBoard
 from ..report.comparison import gate_line, headline
-from ..report.task_changes import counts_text, newly_failing, required_outputs
+from ..report.required_tasks import required_outputs
+from ..report.task_changes import counts_text, newly_failing
 from ..required import RequiredCheck
 from ..stats.comparison import Comparison
 from ..stats.task_changes import TaskChanges

@@ -16,7 +16,7 @@ from ..stats.comparison import Comparison, ModelChange
 from ..stats.task_changes import TaskChanges
 from .formatting import count, delta_text
 from .markdown import md_code
-from .task_changes import required_markdown
+from .required_tasks import required_markdown
 
 NAMED = 3  # regressed models named in the line; the comparison's table has every one
 

@@ -37,6 +37,7 @@ from .history import history_dict, noise_cell
 from .history_section import history_section
 from .markdown import md_code, md_text
 from .outcome import outcome_line
+from .required_tasks import REQUIRED_COMMENT_LIMIT, required_markdown
 
 Kind = Literal["comment", "summary", "full"]
 KINDS: tuple[Kind, ...] = ("comment", "summary", "full")
@@ -53,7 +54,7 @@ _TASKS: Mapping[Kind, Callable[[TaskChanges, Comparison | None, tasks.OnBase | N
     "summary": tasks.summary_section,
     "full": tasks.full_section,
 }
-_REQUIRED_ROWS: Mapping[Kind, int | None] = {"comment": tasks.REQUIRED_COMMENT_LIMIT, "summary": None, "full": None}
+_REQUIRED_ROWS: Mapping[Kind, int | None] = {"comment": REQUIRED_COMMENT_LIMIT, "summary": None, "full": None}
 
 
 @dataclass(frozen=True)
@@ -132,7 +133,7 @@ def _sections(
 ) -> tuple[str, ...]:
     parts: list[str] = []
     if outcome.required is not None and not outcome.required.passed:
-        parts.append(tasks.required_markdown(outcome.required, limit=_REQUIRED_ROWS[kind]))
+        parts.append(required_markdown(outcome.required, limit=_REQUIRED_ROWS[kind]))
     if isinstance(baseline, Missing):
         parts.append(compared.no_baseline_markdown(baseline.described))
     elif outcome.comparison is not None:

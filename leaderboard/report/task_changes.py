@@ -1,4 +1,4 @@
-"""Which tasks moved, and the required tasks, as markdown and as the JSON report's fields.
+"""Which tasks moved, as markdown and as the JSON report's fields (the required tasks: :mod:`.required_tasks`).
 
 Task changes: one collapsed ``<details>`` block per model with a task change, in the comparison's
 order (regressions first, worst first; then drops within the tolerance, improvements, the rest).
@@ -18,7 +18,6 @@ Every id is shown whole through :func:`~leaderboard.report.markdown.md_code` (ma
 from __future__ import annotations
 
 import html
-import json
 import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -29,7 +28,6 @@ from itertools import compress
 import numpy as np
 from numpy.typing import NDArray
 
-from ..required import RequiredCheck, RequiredFailure, failure_dict
 from ..stats.comparison import Comparison, ModelChange
 from ..stats.resampling import FloatArray
 from ..stats.task_changes import ModelTaskChanges, Moves, TaskChanges
@@ -41,16 +39,9 @@ from .json_report import CompactRows, interleaved
 from .markdown import md_code, visible
 
 TITLE = "#### Which tasks moved"
-REQUIRED_TITLE = "Required tasks"
 FLAKY = "↻"
 COMMENT_SECTION_LIMIT = 12_000  # UTF-16 units of the comment for this section
 SUMMARY_SECTION_LIMIT = 192 * 1024  # bytes of the job summary
-REQUIRED_COMMENT_LIMIT = 6_000
-REQUIRED_ELSEWHERE = "the `required-failed` output and the JSON report (key `required`) list every one"
-# The rule sentence names this many patterns at most, in this many UTF-16 units: thousands of
-# patterns must not push the failures and the leaderboard out of the comment.
-PATTERNS_SHOWN = 10
-PATTERNS_LIMIT = 1_000
 
 
 @dataclass(frozen=True)
@@ -487,74 +478,3 @@ def task_changes_dict(changes: TaskChanges) -> dict[str, object]:
 def newly_failing(changes: TaskChanges) -> dict[str, int]:
     """The ``newly-failing`` output: per model compared, the tasks that dropped (0/1: newly failing)."""
     return {m.model_id: len(m.drops) for m in changes.models}
-
-
-# --- required tasks ---------------------------------------------------------------------------------
-
-
-def _score(failure: RequiredFailure) -> str:
-    if failure.score is None:
-        return "no score: every call failed" if failure.ran else "not run"
-    return _value(failure.score)
-
-
-def _patterns(patterns: Sequence[str]) -> str:
-    """The first patterns (within :data:`PATTERNS_SHOWN` and :data:`PATTERNS_LIMIT`), then how many more."""
-    shown: list[str] = []
-    used = 0
-    for pattern in patterns[:PATTERNS_SHOWN]:
-        code = md_code(pattern, table=False)
-        used += utf16_length(code) + 2
-        if used > PATTERNS_LIMIT:
-            break
-        shown.append(code)
-    rest = len(patterns) - len(shown)
-    if not rest:
-        return ", ".join(shown)
-    if not shown:
-        return f"{count(rest, 'pattern')} too long to show here (the JSON report lists every one)"
-    return (
-        ", ".join(shown)
-        + f" and {_n(rest)} more {'pattern' if rest == 1 else 'patterns'} (the JSON report lists every one)"
-    )
-
-
-def required_markdown(
-    check: RequiredCheck, *, limit: int | None = REQUIRED_COMMENT_LIMIT, elsewhere: str = REQUIRED_ELSEWHERE
-) -> str:
-    """The required tasks' verdict: failures as a table (model, task, score), or one line when all pass."""
-    patterns = _patterns(check.patterns)
-    n_tasks = len(check.tasks)
-    tasks = "the 1 task" if n_tasks == 1 else f"each of the {_n(n_tasks)} tasks"
-    rule = f"every model must score at least {_value(check.threshold)} on {tasks} matching {patterns}"
-    if check.passed:
-        return f"✅ **{REQUIRED_TITLE}**: all {count(len(check.models), 'model')} pass ({rule})."
-    n = len(check.failures)
-    # The outcome line above says that it fails; here the rule and the failures.
-    head = f"**{REQUIRED_TITLE}**: {rule}."
-
-    def text(rows: int) -> str:
-        lines = ["| Model | Task | Score |", "|:------|:-----|------:|"]
-        lines += [f"| {md_code(f.model_id)} | {md_code(f.task_id)} | {_score(f)} |" for f in check.failures[:rows]]
-        more = f"\n\n…and {_n(n - rows)} more: {elsewhere}." if rows < n else ""
-        return f"{head}\n\n" + "\n".join(lines) + more
-
-    if limit is None or utf16_length(text(n)) <= limit:
-        return text(n)
-    lo, hi = 0, n
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if utf16_length(text(mid)) <= limit:
-            lo = mid
-        else:
-            hi = mid - 1
-    return text(lo)
-
-
-def required_outputs(check: RequiredCheck | None) -> dict[str, str]:
-    """The ``required-failures`` and ``required-failed`` outputs (0 and [] without required tasks)."""
-    failures = check.failures if check is not None else ()
-    return {
-        "required-failures": str(len(failures)),
-        "required-failed": json.dumps([failure_dict(f) for f in failures], ensure_ascii=False),
-    }
