@@ -251,6 +251,60 @@ def test_task_codes_by_a_dictionary_or_by_ranks_give_the_records_of_the_precise_
     assert list(fast) == slow and [r.source for r in fast] == [r.source for r in slow]
 
 
+def _layouts() -> dict[str, list[tuple[str, int]]]:
+    """(model, task) pairs of three models over 30 tasks, written in several orders."""
+    models, tasks = ("m1", "m0", "m2"), range(30)
+    by_model = [(m, t) for m in models for t in tasks]
+    swapped = by_model.copy()
+    swapped[40], swapped[41] = swapped[41], swapped[40]
+    one_short = [(m, t) for m in models for t in tasks if (m, t) != ("m2", 3)] + [("m2", 30)]
+    return {
+        "each model's tasks in order": by_model,
+        "each task's records together": [(m, t) for t in tasks for m in models],
+        "one model": [("m0", t) for t in tasks],
+        "two tasks swapped past the first rows": swapped,
+        "a model with another task": one_short,
+        "the tasks in no order": [(m, (7 * t) % 30) for m in models for t in tasks],
+        "each model's tasks in reverse": [(m, t) for m in models for t in reversed(tasks)],
+    }
+
+
+@pytest.mark.parametrize("layout", list(_layouts()))
+def test_tasks_written_in_order_or_not_give_the_records_of_the_precise_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, layout: str
+) -> None:
+    # Tasks in order are coded from their rows' places (checked on the rows past the first few as well); any other
+    # layout is sorted. Either way the records are the precise reader's, the task ids sorted.
+    pairs = _layouts()[layout]
+    path = write(tmp_path / "runs.jsonl", [line(m, f"t{t:02}", t / 40, category=f"c{t % 3}") for m, t in pairs])
+    with monkeypatch.context() as patched:
+        patched.setattr(fast_columns, "_GLANCE", 8)
+        fast = load_runs([str(path)])
+    assert isinstance(fast, RunColumns) and fast.tasks == tuple(sorted(fast.tasks))
+    slow = precise([path], monkeypatch)
+    assert list(fast) == slow and [r.source for r in fast] == [r.source for r in slow]
+
+
+@pytest.mark.parametrize(
+    ("layout", "in_order"),
+    [("each model's tasks in order", True), ("each task's records together", True), ("one model", True),
+     ("two tasks swapped past the first rows", False), ("a model with another task", False),
+     ("the tasks in no order", False), ("each model's tasks in reverse", False)],
+)  # fmt: skip
+def test_only_tasks_written_in_order_are_coded_from_their_rows_places(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, layout: str, in_order: bool
+) -> None:
+    pairs = _layouts()[layout]
+    path = write(tmp_path / "runs.jsonl", [line(m, f"t{t:02}") for m, t in pairs])
+    found: list[object] = []
+    look = fast_columns._in_order
+    with monkeypatch.context() as patched:
+        patched.setattr(fast_columns, "_GLANCE", 8)
+        patched.setattr(fast_columns, "_in_order", lambda con, models: found.append(look(con, models)) or found[-1])
+        assert isinstance(load_runs([str(path)]), RunColumns)
+    assert len(found) == 1 and (found[0] is not None) == in_order
+
+
 def test_numbers_in_any_json_spelling_are_read_as_columns_with_the_values_of_the_precise_reader(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

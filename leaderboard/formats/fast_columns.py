@@ -96,14 +96,41 @@ SELECT position, dense_rank() OVER sorted - 1 AS code, lag({0}) OVER sorted IS D
 FROM (SELECT row_number() OVER () - 1 AS position, {0} FROM records) WINDOW sorted AS (ORDER BY {0})
 """
 
+# Runners often write the tasks in order: each model's tasks sorted, one model after another (a block of ``span``
+# rows, every block the same ids), or each task's records together, the tasks sorted (``models`` rows a task). Both
+# are checked on the rows of table ``lines`` in the file's order, each row beside the next (a positional join; the
+# rowids checked too, so no order is assumed): the ids then need no sort nor join, a row's code is its position's.
+_IN_ORDER = """
+SELECT count(*) FILTER (WHERE b.i IS DISTINCT FROM a.i + 1),
+    count(*) FILTER (WHERE (a.i + 1) % $span != 0 AND NOT COALESCE(a.task < b.task, false)),
+    count(*) FILTER (WHERE NOT COALESCE(CASE WHEN (a.i + 1) % $models = 0 THEN a.task < b.task
+        ELSE a.task = b.task END, false))
+FROM (SELECT rowid AS i, task FROM lines WHERE rowid < $rows - 1) a
+POSITIONAL JOIN (SELECT rowid AS i, task FROM lines WHERE rowid >= 1 AND rowid < $rows) b
+"""
+# Every block of ``span`` rows the same ids as the one before it.
+_REPEATED = """
+SELECT count(*) FILTER (WHERE b.i IS DISTINCT FROM a.i + $span OR a.task IS DISTINCT FROM b.task)
+FROM (SELECT rowid AS i, task FROM lines WHERE rowid < $rows - $span) a
+POSITIONAL JOIN (SELECT rowid AS i, task FROM lines WHERE rowid >= $span) b
+"""
+_GLANCE = 1 << 16  # the rows looked at first: a file not in order mostly shows it there, for a fraction of the cost
 
-def coded(con: Any, name: str) -> RunColumns | None:
+
+def coded(con: Any, name: str, numbered: bool = False) -> RunColumns | None:
     """The columns of the table ``records`` (line, model, task, metric, category, score, weight: rows DuckDB
-    found plain) of the file ``name``; None when an id is not as it is kept."""
+    found plain) of the file ``name``; None when an id is not as it is kept. ``numbered``: each record's line is
+    its rowid in the table ``lines`` plus one (a row's position), so tasks written in order are coded by it."""
     ranked: set[str] = set()
     names: dict[str, tuple[str, ...]] = {}
     codes: dict[str, Codes] = {}
+    ordered: tuple[int, int] | None = None
     for kind in _KINDS:
+        if kind == "task" and numbered:
+            found = _in_order(con, len(names["model"]))
+            if found is not None:
+                names[kind], ordered = found
+                continue
         if kind == "task" and len(names["model"]) <= _RANKED_MODELS:
             ranked.add(kind)
             names[kind], codes[kind] = _ranked(con, kind)
@@ -115,7 +142,7 @@ def coded(con: Any, name: str) -> RunColumns | None:
     models, tasks, metrics, categories = (names[k] for k in _KINDS)
     if not (plain_ids(models) and plain_ids(tasks) and plain_ids(categories) and plain_metrics(metrics)):
         return None
-    looked_up = [k for k in _KINDS if k not in ranked]
+    looked_up = [k for k in _KINDS if k not in ranked and not (k == "task" and ordered is not None)]
     few = [k for k in looked_up if 0 < len(names[k]) <= _FEW]
     for kind in few:
         con.execute(f"CREATE TYPE {kind}_enum AS ENUM (SELECT name FROM {kind}_ids ORDER BY name)")
@@ -133,6 +160,9 @@ def coded(con: Any, name: str) -> RunColumns | None:
         column = con.execute(f"SELECT r.line{fields}, r.score, r.weight FROM records r").fetchnumpy()
     column |= codes
     line = int64(column["line"])
+    if ordered is not None:
+        span, every = ordered
+        column["task"] = (line - 1) % span // every
     return RunColumns(
         models, tasks, metrics, categories, (name,),
         int64(column["model"]), int64(column["task"]), int64(column["metric"]), int64(column["category"]),
@@ -148,6 +178,35 @@ def _ranked(con: Any, kind: str) -> tuple[tuple[str, ...], Codes]:
     ids = np.empty(int(np.count_nonzero(first)), dtype=object)
     ids[code[first]] = np.asarray(fetched["name"], dtype=object)[first]
     return tuple(ids.tolist()), _placed(int64(fetched["position"]), {"code": code})["code"]
+
+
+def _in_order(con: Any, models: int) -> tuple[tuple[str, ...], tuple[int, int]] | None:
+    """The task ids in sorted order and how a row's position gives its code (``position % span // every``) when
+    the tasks are written in order (see ``_IN_ORDER``); None otherwise."""
+    counted = con.execute("SELECT count(*) FROM lines").fetchone()
+    rows = 0 if counted is None else int(counted[0])
+    if rows == 0 or models == 0 or rows % models != 0:
+        return None
+    span = rows // models
+    for bound in (min(rows, _GLANCE), rows):
+        found = con.execute(_IN_ORDER, {"rows": bound, "span": span, "models": models}).fetchone()
+        if found is None or found[0] != 0 or (found[1] != 0 and found[2] != 0):
+            return None
+    if found[1] == 0 and (span == rows or _count(con, _REPEATED, {"rows": rows, "span": span}) == 0):
+        every, where = 1, f"rowid < {span}"
+    elif found[2] == 0:
+        every, span, where = models, rows, f"rowid % {models} = 0"
+    else:
+        return None
+    fetched = con.execute(f"SELECT rowid AS i, task FROM lines WHERE {where}").fetchnumpy()
+    if not np.array_equal(int64(fetched["i"]), np.arange(0, span, every)):
+        return None  # not the rows asked for, in order
+    return tuple(fetched["task"].tolist()), (span, every)
+
+
+def _count(con: Any, query: str, parameters: dict[str, Any]) -> int | None:
+    found = con.execute(query, parameters).fetchone()
+    return None if found is None else int(found[0])
 
 
 def _placed(position: Codes, column: dict[str, Any]) -> dict[str, Any]:
