@@ -384,3 +384,26 @@ def test_columns_merged_from_files_keep_each_files_ids_and_places(tmp_path: Path
         ("a", "t0", 0.3, "general", 2.0, f"{b}:1"), ("x", "t2", 0.4, "k", 1.0, f"{b}:2"),
     ]  # fmt: skip
     assert runs.models == tuple(sorted(runs.models)) and runs.tasks == tuple(sorted(runs.tasks))
+
+
+@pytest.mark.parametrize(
+    "task",
+    ["t", "t ", " t", "\tt", "t\x0b", "t\x1f", "t\x01", "a" * 512, "a" * 513, "\u00e9" * 512, "\u00e9" * 513,
+     "t\u00a0", "\u3000t", "caf\u00e9", "cafe\u0301", ""],
+)  # fmt: skip
+@pytest.mark.parametrize(
+    ("in_order", "ranked_models"), [(True, 3), (False, 3), (False, 0)],
+    ids=["tasks in order", "tasks ranked", "tasks in a dictionary"],
+)  # fmt: skip
+def test_the_fast_path_vouches_for_a_task_id_exactly_when_it_is_kept_as_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, task: str, in_order: bool, ranked_models: int
+) -> None:
+    # The task ids are checked in DuckDB when all are ASCII, in Python otherwise: either way as plain_ids checks them.
+    tasks = sorted([task, *(f"u{t:02}" for t in range(20))])
+    if not in_order:
+        tasks.reverse()
+    path = write(tmp_path / "runs.jsonl", [line(m, t) for m in ("m0", "m1") for t in tasks])
+    monkeypatch.setattr(fast_columns, "_RANKED_MODELS", ranked_models)
+    with path.open("rb") as handle:
+        columns = read_jsonl(handle, str(path), Sink())
+    assert (columns is not None) == fast_columns.plain_ids([task])

@@ -114,6 +114,17 @@ SELECT count(*) FILTER (WHERE b.i IS DISTINCT FROM a.i + $span OR a.task IS DIST
 FROM (SELECT rowid AS i, task FROM lines WHERE rowid < $rows - $span) a
 POSITIONAL JOIN (SELECT rowid AS i, task FROM lines WHERE rowid >= $span) b
 """
+# The ids checked as :func:`plain_ids` checks them, in DuckDB (a million task ids as Python strings take a tenth of a
+# second in Python): 1 to MAX_ID_LENGTH characters (code points, as Python counts), no ASCII blank (Python's isspace)
+# at either end. The ids not all ASCII (fewer characters than bytes) are checked again in Python: NFC and the other
+# blanks (second count).
+_ASCII_BLANKS = tuple(c for c in range(128) if chr(c).isspace())
+_PLAIN = f"""
+SELECT count(*) FILTER (WHERE {{0}} IS NULL OR length({{0}}) NOT BETWEEN 1 AND {limits.MAX_ID_LENGTH}
+        OR ascii({{0}}) IN {_ASCII_BLANKS} OR ascii(right({{0}}, 1)) IN {_ASCII_BLANKS}),
+    count(*) FILTER (WHERE strlen({{0}}) != length({{0}}))
+FROM {{1}}
+"""
 _GLANCE = 1 << 16  # the rows looked at first: a file not in order mostly shows it there, for a fraction of the cost
 
 
@@ -140,7 +151,15 @@ def coded(con: Any, name: str, numbered: bool = False) -> RunColumns | None:
         if not all(map(operator.lt, names[kind], names[kind][1:])):
             return None  # not the order asked for (checked, as a code is a place in it)
     models, tasks, metrics, categories = (names[k] for k in _KINDS)
-    if not (plain_ids(models) and plain_ids(tasks) and plain_ids(categories) and plain_metrics(metrics)):
+    if ordered is not None:
+        span, every = ordered
+        source = f"lines WHERE rowid < {span}" if every == 1 else f"lines WHERE rowid % {every} = 0"
+    else:
+        source = "records" if ranked else "task_ids"
+    column_of = "name" if source == "task_ids" else "task"
+    if not (plain_ids(models) and plain_ids(categories) and plain_metrics(metrics)):
+        return None
+    if not _plain_in_duckdb(con, column_of, source, tasks):
         return None
     looked_up = [k for k in _KINDS if k not in ranked and not (k == "task" and ordered is not None)]
     few = [k for k in looked_up if 0 < len(names[k]) <= _FEW]
@@ -202,6 +221,14 @@ def _in_order(con: Any, models: int) -> tuple[tuple[str, ...], tuple[int, int]] 
     if not np.array_equal(int64(fetched["i"]), np.arange(0, span, every)):
         return None  # not the rows asked for, in order
     return tuple(fetched["task"].tolist()), (span, every)
+
+
+def _plain_in_duckdb(con: Any, column: str, source: str, names: Sequence[str]) -> bool:
+    """The ids of ``column`` in ``source`` (``names``, distinct) are as :func:`plain_ids` wants them."""
+    found = con.execute(_PLAIN.format(column, source)).fetchone()
+    if found is None or found[0] != 0:
+        return False
+    return found[1] == 0 or plain_ids(names)
 
 
 def _count(con: Any, query: str, parameters: dict[str, Any]) -> int | None:
