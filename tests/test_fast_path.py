@@ -407,3 +407,20 @@ def test_the_fast_path_vouches_for_a_task_id_exactly_when_it_is_kept_as_it_is(
     with path.open("rb") as handle:
         columns = read_jsonl(handle, str(path), Sink())
     assert (columns is not None) == fast_columns.plain_ids([task])
+
+
+@pytest.mark.parametrize("weights", [False, True], ids=["no weight given", "a weight given"])
+@pytest.mark.parametrize("metrics", [1, 2], ids=["one metric", "two metrics"])
+def test_a_kind_of_one_id_and_weights_given_or_not_give_the_records_of_the_precise_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, weights: bool, metrics: int
+) -> None:
+    # A kind of one id is coded 0 without a lookup, and no weight is fetched when none is given.
+    lines = [
+        json.dumps({"model_id": f"m{t % 2}", "task_id": f"t{t}", "metric_name": f"x{t % metrics}", "score": t / 40}
+                   | ({"weight": 1 + t % 3} if weights and t % 5 == 0 else {}))
+        for t in range(40)
+    ]  # fmt: skip
+    path = write(tmp_path / "runs.jsonl", lines)
+    fast = load_runs([str(path)])
+    assert isinstance(fast, RunColumns) and len(fast.metrics) == metrics
+    assert list(fast) == precise([path], monkeypatch)

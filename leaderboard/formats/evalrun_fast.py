@@ -142,7 +142,7 @@ def read_jsonl(handle: BinaryIO, name: str, sink: Sink) -> RunColumns | None:
             typed = con.execute(check, {**arguments, "paths": PATHS}).fetchone()
             if typed is None or typed[0] != plain.lines or typed[1] != 0:
                 return None
-        columns = coded(con, name, numbered=True)
+        columns = coded(con, name, numbered=True, weighted=valued[3] > 0)
     except duckdb.Error:
         return None  # not JSON lines DuckDB reads as plain records (a duplicate key, a broken line...)
     finally:

@@ -128,10 +128,11 @@ FROM {{1}}
 _GLANCE = 1 << 16  # the rows looked at first: a file not in order mostly shows it there, for a fraction of the cost
 
 
-def coded(con: Any, name: str, numbered: bool = False) -> RunColumns | None:
+def coded(con: Any, name: str, numbered: bool = False, weighted: bool = True) -> RunColumns | None:
     """The columns of the table ``records`` (line, model, task, metric, category, score, weight: rows DuckDB
     found plain) of the file ``name``; None when an id is not as it is kept. ``numbered``: each record's line is
-    its rowid in the table ``lines`` plus one (a row's position), so tasks written in order are coded by it."""
+    its rowid in the table ``lines`` plus one (a row's position), so tasks written in order are coded by it.
+    ``weighted``: some record may give a weight (otherwise every weight is 1 and none is fetched)."""
     ranked: set[str] = set()
     names: dict[str, tuple[str, ...]] = {}
     codes: dict[str, Codes] = {}
@@ -161,7 +162,9 @@ def coded(con: Any, name: str, numbered: bool = False) -> RunColumns | None:
         return None
     if not _plain_in_duckdb(con, column_of, source, tasks):
         return None
-    looked_up = [k for k in _KINDS if k not in ranked and not (k == "task" and ordered is not None)]
+    # A kind of one id (one metric, say) codes every row 0: no cast, no column fetched.
+    single = [k for k in _KINDS if len(names[k]) == 1 and k not in ranked]
+    looked_up = [k for k in _KINDS if k not in (*ranked, *single) and not (k == "task" and ordered is not None)]
     few = [k for k in looked_up if 0 < len(names[k]) <= _FEW]
     for kind in few:
         con.execute(f"CREATE TYPE {kind}_enum AS ENUM (SELECT name FROM {kind}_ids ORDER BY name)")
@@ -169,16 +172,21 @@ def coded(con: Any, name: str, numbered: bool = False) -> RunColumns | None:
         f", enum_code(r.{k}::{k}_enum) AS {k}" if k in few else f", {k}_ids.rowid AS {k}" for k in looked_up
     )
     joins = " ".join(f"JOIN {k}_ids ON r.{k} = {k}_ids.name" for k in looked_up if k not in few)
+    values = ", r.score, r.weight" if weighted else ", r.score"
     if joins or ranked:
         # Each row's place in the records, numbered before a join shuffles them: ranked codes are put by it too.
         rows = "(SELECT row_number() OVER () - 1 AS position, * FROM records) r"
-        column = con.execute(f"SELECT r.position, r.line{fields}, r.score, r.weight FROM {rows} {joins}").fetchnumpy()
+        column = con.execute(f"SELECT r.position, r.line{fields}{values} FROM {rows} {joins}").fetchnumpy()
         column = _placed(int64(column.pop("position")), column)
     else:
         # One view read alone keeps the records' order.
-        column = con.execute(f"SELECT r.line{fields}, r.score, r.weight FROM records r").fetchnumpy()
+        column = con.execute(f"SELECT r.line{fields}{values} FROM records r").fetchnumpy()
     column |= codes
     line = int64(column["line"])
+    for kind in single:
+        column[kind] = np.zeros(line.size, dtype=np.int64)
+    if not weighted:
+        column["weight"] = np.ones(line.size, dtype=np.float64)
     if ordered is not None:
         span, every = ordered
         column["task"] = (line - 1) % span // every
