@@ -97,17 +97,18 @@ FROM (SELECT row_number() OVER () - 1 AS position, {0} FROM records) WINDOW sort
 """
 
 # Runners often write the tasks in order: each model's tasks sorted, one model after another (a block of ``span``
-# rows, every block the same ids), or each task's records together, the tasks sorted (``models`` rows a task). Both
-# are checked on the rows of table ``lines`` in the file's order, each row beside the next (a positional join; the
-# rowids checked too, so no order is assumed): the ids then need no sort nor join, a row's code is its position's.
+# rows, every block the same ids), or each task's records together, the tasks sorted (``every`` rows a task, one a
+# model). Each is checked on the rows of table ``lines`` in the file's order, each row beside the next (a positional
+# join; the rowids checked too, so no order is assumed), the block layout first (the commoner) and on the first rows
+# before all: the ids then need no sort nor join, a row's code is its position's.
 _IN_ORDER = """
-SELECT count(*) FILTER (WHERE b.i IS DISTINCT FROM a.i + 1),
-    count(*) FILTER (WHERE (a.i + 1) % $span != 0 AND NOT COALESCE(a.task < b.task, false)),
-    count(*) FILTER (WHERE NOT COALESCE(CASE WHEN (a.i + 1) % $models = 0 THEN a.task < b.task
-        ELSE a.task = b.task END, false))
+SELECT count(*) FILTER (WHERE b.i IS DISTINCT FROM a.i + 1 OR NOT COALESCE({0}, false))
 FROM (SELECT rowid AS i, task FROM lines WHERE rowid < $rows - 1) a
 POSITIONAL JOIN (SELECT rowid AS i, task FROM lines WHERE rowid >= 1 AND rowid < $rows) b
 """
+# Each block of ``span`` rows in order (``every`` 1); or each ``every`` rows one task, the tasks in order.
+_BY_BLOCK = _IN_ORDER.format("(a.i + 1) % $span = 0 OR a.task < b.task")
+_BY_TASK = _IN_ORDER.format("CASE WHEN (a.i + 1) % $every = 0 THEN a.task < b.task ELSE a.task = b.task END")
 # Every block of ``span`` rows the same ids as the one before it.
 _REPEATED = """
 SELECT count(*) FILTER (WHERE b.i IS DISTINCT FROM a.i + $span OR a.task IS DISTINCT FROM b.task)
@@ -214,21 +215,23 @@ def _in_order(con: Any, models: int) -> tuple[tuple[str, ...], tuple[int, int]] 
     rows = 0 if counted is None else int(counted[0])
     if rows == 0 or models == 0 or rows % models != 0:
         return None
-    span = rows // models
-    for bound in (min(rows, _GLANCE), rows):
-        found = con.execute(_IN_ORDER, {"rows": bound, "span": span, "models": models}).fetchone()
-        if found is None or found[0] != 0 or (found[1] != 0 and found[2] != 0):
-            return None
-    if found[1] == 0 and (span == rows or _count(con, _REPEATED, {"rows": rows, "span": span}) == 0):
-        every, where = 1, f"rowid < {span}"
-    elif found[2] == 0:
-        every, span, where = models, rows, f"rowid % {models} = 0"
+    if _layout(con, _BY_BLOCK, rows, {"span": rows // models}) and (
+        models == 1 or _count(con, _REPEATED, {"rows": rows, "span": rows // models}) == 0
+    ):
+        span, every, where = rows // models, 1, f"rowid < {rows // models}"
+    elif models > 1 and _layout(con, _BY_TASK, rows, {"every": models}):
+        span, every, where = rows, models, f"rowid % {models} = 0"
     else:
         return None
     fetched = con.execute(f"SELECT rowid AS i, task FROM lines WHERE {where}").fetchnumpy()
     if not np.array_equal(int64(fetched["i"]), np.arange(0, span, every)):
         return None  # not the rows asked for, in order
     return tuple(fetched["task"].tolist()), (span, every)
+
+
+def _layout(con: Any, query: str, rows: int, parameters: dict[str, Any]) -> bool:
+    """The rows are laid out as ``query`` asks: the first rows looked at, then all."""
+    return all(_count(con, query, {**parameters, "rows": bound}) == 0 for bound in (min(rows, _GLANCE), rows))
 
 
 def _plain_in_duckdb(con: Any, column: str, source: str, names: Sequence[str]) -> bool:
