@@ -48,7 +48,7 @@ from .fast_columns import (
 )
 
 _BLOCK = 1 << 18
-_FEED, _RETURN, _COLON, _QUOTE, _BACKSLASH = (ord(c) for c in '\n\r:"\\')
+_FEED, _RETURN, _COLON, _QUOTE, _BACKSLASH, _CLOSE = (ord(c) for c in '\n\r:"\\}')
 _BOM = b"\xef\xbb\xbf"
 
 # The typed read, in the file's order (DuckDB preserves insertion order, on every thread, so a row's line is its
@@ -171,19 +171,22 @@ def plain_bytes(data: bytes) -> Plain | None:
     raw = np.frombuffer(data, dtype=np.uint8)
     # Each count over blocks of 256 KiB: a comparison's mask stays in cache instead of a file-sized array. A byte only
     # looked for is found by memchr, several times faster than a count.
+    # The closing braces are found in the same pass, while each block is in cache (for the trailing commas).
     controls = feeds = colons = quotes = 0
+    closes = []
     for k in range(0, raw.size, _BLOCK):
         block = raw[k : k + _BLOCK]
         controls += int(np.count_nonzero(block < 0x20))
         feeds += int(np.count_nonzero(block == _FEED))
         colons += int(np.count_nonzero(block == _COLON))
         quotes += int(np.count_nonzero(block == _QUOTE))
+        closes.append(np.flatnonzero(block == _CLOSE) + k)
     if controls != feeds:
         returns = positions(raw, _RETURN)
         ended = returns[returns + 1 < raw.size]
         if controls != feeds + returns.size or ended.size != returns.size or bool((raw[ended + 1] != _FEED).any()):
             return None  # a control character other than a line end, or a "\r" before anything but a line feed
-    if trailing_comma(data):
+    if trailing_comma(data, np.concatenate(closes)):
         return None
     escapes = b"\\" in data
     if escapes and lone_surrogate(data):

@@ -376,13 +376,14 @@ def positions(raw: NDArray[np.uint8], byte: int) -> NDArray[np.intp]:
     return np.concatenate(found) if found else np.zeros(0, dtype=np.intp)
 
 
-def trailing_comma(data: bytes) -> bool:
+def trailing_comma(data: bytes, closes: NDArray[np.intp] | None = None) -> bool:
     """Some ``}`` follows a ``,`` with only blanks between: DuckDB reads such an object, Python's JSON refuses it.
 
     A ``}`` inside a string may be taken for one: the file then takes the precise reader, which is never wrong.
+    ``closes``: where each ``}`` stands, when already found.
     """
     raw = np.frombuffer(data, dtype=np.uint8)
-    before = positions(raw, _CLOSE) - 1
+    before = (positions(raw, _CLOSE) if closes is None else closes) - 1
     for _ in range(_MAX_GAP):
         before = before[before >= 0]
         previous = raw[before]
