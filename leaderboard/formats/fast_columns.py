@@ -365,7 +365,7 @@ def utf8(data: bytes) -> bool:
 _CLOSE, _COMMA = ord("}"), ord(",")
 _BLANK = np.zeros(256, dtype=bool)  # a lookup table: is the byte a blank between JSON values
 _BLANK[[ord(" "), ord("\t"), ord("\n"), ord("\r")]] = True
-_MAX_GAP = 64  # blanks looked through before a closing brace; a longer run is not vouched for
+MAX_GAP = 64  # blanks looked through before a closing brace; a longer run is not vouched for
 _BLOCK = 1 << 18
 
 
@@ -383,8 +383,14 @@ def trailing_comma(data: bytes, closes: NDArray[np.intp] | None = None) -> bool:
     ``closes``: where each ``}`` stands, when already found.
     """
     raw = np.frombuffer(data, dtype=np.uint8)
-    before = (positions(raw, _CLOSE) if closes is None else closes) - 1
-    for _ in range(_MAX_GAP):
+    return comma_before(raw, positions(raw, _CLOSE) if closes is None else closes)
+
+
+def comma_before(raw: NDArray[np.uint8], closes: NDArray[np.intp]) -> bool:
+    """Some of the ``}`` at ``closes`` in ``raw`` follows a ``,`` with only blanks between (or more than MAX_GAP
+    blanks): the bytes before ``raw`` are taken to be none."""
+    before = closes - 1
+    for _ in range(MAX_GAP):
         before = before[before >= 0]
         previous = raw[before]
         if bool((previous == _COMMA).any()):
