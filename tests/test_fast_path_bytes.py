@@ -38,6 +38,7 @@ CASES = {
     "an escaped quote": PLAIN.replace('"t2"', '"t\\"2"', 1) + "\n",
     "a lone surrogate escape": PLAIN.replace('"t2"', '"\\ud800"', 1) + "\n",
     "a non-ASCII id": PLAIN.replace('"t3"', '"caf\u00e9"', 1) + "\n",
+    "a non-ASCII id, Windows line ends": PLAIN.replace('"t3"', '"caf\u00e9"', 1).replace("\n", "\r\n"),
     "a byte-order mark": "\ufeff" + PLAIN + "\n",
     "nothing": "",
 }

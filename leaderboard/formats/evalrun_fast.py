@@ -181,13 +181,19 @@ def _read_plain(handle: BinaryIO, budget: int) -> Plain | None:
             return None
         end = MAX_GAP + got
         block = raw[MAX_GAP:end]
-        if buffer.find(b"\\", MAX_GAP, end) != -1 or int(block.max()) >= 0x80:
+        if buffer.find(b"\\", MAX_GAP, end) != -1:
             return _read_whole(handle, budget)
         if after_return and block[0] != _FEED:
             return None  # a "\r" that ended the block before and no line
-        block_controls, block_feeds = int(np.count_nonzero(block < 0x20)), int(np.count_nonzero(block == _FEED))
+        # As signed bytes, the controls and the bytes past ASCII (negative) in one count.
+        block_controls, block_feeds = (
+            int(np.count_nonzero(block.view(np.int8) < 0x20)),
+            int(np.count_nonzero(block == _FEED)),
+        )
         after_return = False
         if block_controls != block_feeds:
+            if int(block.max()) >= 0x80:
+                return _read_whole(handle, budget)
             returns = np.flatnonzero(block == _RETURN)
             ended = returns[returns + 1 < got]
             if block_controls != block_feeds + returns.size or bool((block[ended + 1] != _FEED).any()):
