@@ -251,6 +251,60 @@ def test_task_codes_by_a_dictionary_or_by_ranks_give_the_records_of_the_precise_
     assert list(fast) == slow and [r.source for r in fast] == [r.source for r in slow]
 
 
+def _layouts() -> dict[str, list[tuple[str, int]]]:
+    """(model, task) pairs of three models over 30 tasks, written in several orders."""
+    models, tasks = ("m1", "m0", "m2"), range(30)
+    by_model = [(m, t) for m in models for t in tasks]
+    swapped = by_model.copy()
+    swapped[40], swapped[41] = swapped[41], swapped[40]
+    one_short = [(m, t) for m in models for t in tasks if (m, t) != ("m2", 3)] + [("m2", 30)]
+    return {
+        "each model's tasks in order": by_model,
+        "each task's records together": [(m, t) for t in tasks for m in models],
+        "one model": [("m0", t) for t in tasks],
+        "two tasks swapped past the first rows": swapped,
+        "a model with another task": one_short,
+        "the tasks in no order": [(m, (7 * t) % 30) for m in models for t in tasks],
+        "each model's tasks in reverse": [(m, t) for m in models for t in reversed(tasks)],
+    }
+
+
+@pytest.mark.parametrize("layout", list(_layouts()))
+def test_tasks_written_in_order_or_not_give_the_records_of_the_precise_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, layout: str
+) -> None:
+    # Tasks in order are coded from their rows' places (checked on the rows past the first few as well); any other
+    # layout is sorted. Either way the records are the precise reader's, the task ids sorted.
+    pairs = _layouts()[layout]
+    path = write(tmp_path / "runs.jsonl", [line(m, f"t{t:02}", t / 40, category=f"c{t % 3}") for m, t in pairs])
+    with monkeypatch.context() as patched:
+        patched.setattr(fast_columns, "_GLANCE", 8)
+        fast = load_runs([str(path)])
+    assert isinstance(fast, RunColumns) and fast.tasks == tuple(sorted(fast.tasks))
+    slow = precise([path], monkeypatch)
+    assert list(fast) == slow and [r.source for r in fast] == [r.source for r in slow]
+
+
+@pytest.mark.parametrize(
+    ("layout", "in_order"),
+    [("each model's tasks in order", True), ("each task's records together", True), ("one model", True),
+     ("two tasks swapped past the first rows", False), ("a model with another task", False),
+     ("the tasks in no order", False), ("each model's tasks in reverse", False)],
+)  # fmt: skip
+def test_only_tasks_written_in_order_are_coded_from_their_rows_places(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, layout: str, in_order: bool
+) -> None:
+    pairs = _layouts()[layout]
+    path = write(tmp_path / "runs.jsonl", [line(m, f"t{t:02}") for m, t in pairs])
+    found: list[object] = []
+    look = fast_columns._in_order
+    with monkeypatch.context() as patched:
+        patched.setattr(fast_columns, "_GLANCE", 8)
+        patched.setattr(fast_columns, "_in_order", lambda con, models: found.append(look(con, models)) or found[-1])
+        assert isinstance(load_runs([str(path)]), RunColumns)
+    assert len(found) == 1 and (found[0] is not None) == in_order
+
+
 def test_numbers_in_any_json_spelling_are_read_as_columns_with_the_values_of_the_precise_reader(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -330,3 +384,43 @@ def test_columns_merged_from_files_keep_each_files_ids_and_places(tmp_path: Path
         ("a", "t0", 0.3, "general", 2.0, f"{b}:1"), ("x", "t2", 0.4, "k", 1.0, f"{b}:2"),
     ]  # fmt: skip
     assert runs.models == tuple(sorted(runs.models)) and runs.tasks == tuple(sorted(runs.tasks))
+
+
+@pytest.mark.parametrize(
+    "task",
+    ["t", "t ", " t", "\tt", "t\x0b", "t\x1f", "t\x01", "a" * 512, "a" * 513, "\u00e9" * 512, "\u00e9" * 513,
+     "t\u00a0", "\u3000t", "caf\u00e9", "cafe\u0301", ""],
+)  # fmt: skip
+@pytest.mark.parametrize(
+    ("in_order", "ranked_models"), [(True, 3), (False, 3), (False, 0)],
+    ids=["tasks in order", "tasks ranked", "tasks in a dictionary"],
+)  # fmt: skip
+def test_the_fast_path_vouches_for_a_task_id_exactly_when_it_is_kept_as_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, task: str, in_order: bool, ranked_models: int
+) -> None:
+    # The task ids are checked in DuckDB when all are ASCII, in Python otherwise: either way as plain_ids checks them.
+    tasks = sorted([task, *(f"u{t:02}" for t in range(20))])
+    if not in_order:
+        tasks.reverse()
+    path = write(tmp_path / "runs.jsonl", [line(m, t) for m in ("m0", "m1") for t in tasks])
+    monkeypatch.setattr(fast_columns, "_RANKED_MODELS", ranked_models)
+    with path.open("rb") as handle:
+        columns = read_jsonl(handle, str(path), Sink())
+    assert (columns is not None) == fast_columns.plain_ids([task])
+
+
+@pytest.mark.parametrize("weights", [False, True], ids=["no weight given", "a weight given"])
+@pytest.mark.parametrize("metrics", [1, 2], ids=["one metric", "two metrics"])
+def test_a_kind_of_one_id_and_weights_given_or_not_give_the_records_of_the_precise_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, weights: bool, metrics: int
+) -> None:
+    # A kind of one id is coded 0 without a lookup, and no weight is fetched when none is given.
+    lines = [
+        json.dumps({"model_id": f"m{t % 2}", "task_id": f"t{t}", "metric_name": f"x{t % metrics}", "score": t / 40}
+                   | ({"weight": 1 + t % 3} if weights and t % 5 == 0 else {}))
+        for t in range(40)
+    ]  # fmt: skip
+    path = write(tmp_path / "runs.jsonl", lines)
+    fast = load_runs([str(path)])
+    assert isinstance(fast, RunColumns) and len(fast.metrics) == metrics
+    assert list(fast) == precise([path], monkeypatch)

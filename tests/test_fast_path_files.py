@@ -108,6 +108,18 @@ def test_each_record_of_a_json_array_is_placed_at_the_line_of_its_brace_as_the_p
     assert places(fast) == places(precise([path], monkeypatch))
 
 
+@pytest.mark.parametrize("by_model", [True, False], ids=["each model's tasks in order", "each task's records together"])
+def test_a_json_array_of_tasks_in_order_gives_the_records_and_places_of_the_precise_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, by_model: bool
+) -> None:
+    # Tasks in order are coded by the records' places in the array, before each is put at the line of its brace.
+    pairs = [(m, t) for m in range(3) for t in range(40)] if by_model else [(m, t) for t in range(40) for m in range(3)]
+    path = json_array(tmp_path / "runs.json", [record(f"model-{m}", f"task-{t:02}", t / 40) for m, t in pairs])
+    fast = load_runs([str(path)])
+    assert isinstance(fast, RunColumns) and fast.tasks == tuple(f"task-{t:02}" for t in range(40))
+    assert places(fast) == places(precise([path], monkeypatch))
+
+
 def test_a_brace_inside_a_string_does_not_move_the_records_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -37,10 +37,12 @@ from ..run_columns import RunColumns
 from .evalrun_records import Sink
 from .fast_columns import (
     MAX_FLOAT,
+    MAX_GAP,
     PATHS,
     PLAIN_TYPES,
     TYPED_FIELDS,
     coded,
+    comma_before,
     connect,
     lone_surrogate,
     positions,
@@ -48,7 +50,7 @@ from .fast_columns import (
 )
 
 _BLOCK = 1 << 18
-_FEED, _RETURN, _COLON, _QUOTE, _BACKSLASH = (ord(c) for c in '\n\r:"\\')
+_FEED, _RETURN, _COLON, _QUOTE, _BACKSLASH, _CLOSE = (ord(c) for c in '\n\r:"\\}')
 _BOM = b"\xef\xbb\xbf"
 
 # The typed read, in the file's order (DuckDB preserves insertion order, on every thread, so a row's line is its
@@ -142,7 +144,7 @@ def read_jsonl(handle: BinaryIO, name: str, sink: Sink) -> RunColumns | None:
             typed = con.execute(check, {**arguments, "paths": PATHS}).fetchone()
             if typed is None or typed[0] != plain.lines or typed[1] != 0:
                 return None
-        columns = coded(con, name)
+        columns = coded(con, name, numbered=True, weighted=valued[3] > 0)
     except duckdb.Error:
         return None  # not JSON lines DuckDB reads as plain records (a duplicate key, a broken line...)
     finally:
@@ -156,7 +158,63 @@ def read_jsonl(handle: BinaryIO, name: str, sink: Sink) -> RunColumns | None:
 
 
 def _read_plain(handle: BinaryIO, budget: int) -> Plain | None:
-    """What the file's bytes show when it is within ``budget`` and its bytes are plain; None otherwise."""
+    """What the file's bytes show when it is within ``budget`` and its bytes are plain; None otherwise.
+
+    The bytes are read a block at a time into one buffer and checked there, in cache: no copy of the whole file is
+    made (its fresh pages cost more than the checks). A file with a backslash (an escape: its surrogates and quotes
+    are looked at over the whole file) or a byte past ASCII (UTF-8 and byte-order marks, across blocks) is read whole
+    and checked by :func:`plain_bytes`, as is a handle that cannot read into a buffer.
+    """
+    readinto = getattr(handle, "readinto", None)
+    if readinto is None:
+        return _read_whole(handle, budget)
+    # The buffer holds the last MAX_GAP bytes of the block before (at the start of the file, bytes that are neither
+    # blanks nor commas), so that the blanks before a closing brace are looked through across blocks.
+    buffer = bytearray(b"x" * MAX_GAP + bytes(_BLOCK))
+    view, raw = memoryview(buffer), np.frombuffer(buffer, dtype=np.uint8)
+    size = controls = feeds = colons = quotes = 0
+    bracket = after_return = False
+    last = 0
+    while got := readinto(view[MAX_GAP:]):
+        size += got
+        if size > budget:
+            return None
+        end = MAX_GAP + got
+        block = raw[MAX_GAP:end]
+        if buffer.find(b"\\", MAX_GAP, end) != -1:
+            return _read_whole(handle, budget)
+        if after_return and block[0] != _FEED:
+            return None  # a "\r" that ended the block before and no line
+        # As signed bytes, the controls and the bytes past ASCII (negative) in one count.
+        block_controls, block_feeds = (
+            int(np.count_nonzero(block.view(np.int8) < 0x20)),
+            int(np.count_nonzero(block == _FEED)),
+        )
+        after_return = False
+        if block_controls != block_feeds:
+            if int(block.max()) >= 0x80:
+                return _read_whole(handle, budget)
+            returns = np.flatnonzero(block == _RETURN)
+            ended = returns[returns + 1 < got]
+            if block_controls != block_feeds + returns.size or bool((block[ended + 1] != _FEED).any()):
+                return None  # a control character other than a line end, or a "\r" before anything but a line feed
+            after_return = ended.size != returns.size
+        controls, feeds = controls + block_controls, feeds + block_feeds
+        colons += int(np.count_nonzero(block == _COLON))
+        quotes += int(np.count_nonzero(block == _QUOTE))
+        bracket = bracket or buffer.find(b"[", MAX_GAP, end) != -1
+        if comma_before(raw[:end], np.flatnonzero(block == _CLOSE) + MAX_GAP):
+            return None
+        last = int(block[-1])
+        buffer[:MAX_GAP] = buffer[got:end]
+    if size == 0 or after_return:
+        return None  # nothing, or a "\r" that ends the file
+    lines = feeds + (0 if last == _FEED else 1)
+    return Plain(size, lines, colons, quotes // 2 if not bracket and quotes % 2 == 0 else None)
+
+
+def _read_whole(handle: BinaryIO, budget: int) -> Plain | None:
+    handle.seek(0)
     data = handle.read(max(budget, 0) + 1)
     return None if len(data) > budget else plain_bytes(data)
 
@@ -171,19 +229,22 @@ def plain_bytes(data: bytes) -> Plain | None:
     raw = np.frombuffer(data, dtype=np.uint8)
     # Each count over blocks of 256 KiB: a comparison's mask stays in cache instead of a file-sized array. A byte only
     # looked for is found by memchr, several times faster than a count.
+    # The closing braces are found in the same pass, while each block is in cache (for the trailing commas).
     controls = feeds = colons = quotes = 0
+    closes = []
     for k in range(0, raw.size, _BLOCK):
         block = raw[k : k + _BLOCK]
         controls += int(np.count_nonzero(block < 0x20))
         feeds += int(np.count_nonzero(block == _FEED))
         colons += int(np.count_nonzero(block == _COLON))
         quotes += int(np.count_nonzero(block == _QUOTE))
+        closes.append(np.flatnonzero(block == _CLOSE) + k)
     if controls != feeds:
         returns = positions(raw, _RETURN)
         ended = returns[returns + 1 < raw.size]
         if controls != feeds + returns.size or ended.size != returns.size or bool((raw[ended + 1] != _FEED).any()):
             return None  # a control character other than a line end, or a "\r" before anything but a line feed
-    if trailing_comma(data):
+    if trailing_comma(data, np.concatenate(closes)):
         return None
     escapes = b"\\" in data
     if escapes and lone_surrogate(data):

@@ -69,7 +69,7 @@ def read_json_array(handle: BinaryIO, name: str, sink: Sink) -> RunColumns | Non
         valued = con.execute(VALUES).fetchone()
         if valued is None or valued[0] != lines.size or valued[1] != 0:
             return None
-        columns = coded(con, name)
+        columns = coded(con, name, numbered=True)
         # The table numbers the records 1, 2, ... in the array's order: each becomes the line of its brace.
         return None if columns is None else dataclasses.replace(columns, line=lines[columns.line - 1])
 

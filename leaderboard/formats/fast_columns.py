@@ -96,14 +96,54 @@ SELECT position, dense_rank() OVER sorted - 1 AS code, lag({0}) OVER sorted IS D
 FROM (SELECT row_number() OVER () - 1 AS position, {0} FROM records) WINDOW sorted AS (ORDER BY {0})
 """
 
+# Runners often write the tasks in order: each model's tasks sorted, one model after another (a block of ``span``
+# rows, every block the same ids), or each task's records together, the tasks sorted (``every`` rows a task, one a
+# model). Each is checked on the rows of table ``lines`` in the file's order, each row beside the next (a positional
+# join; the rowids checked too, so no order is assumed), the block layout first (the commoner) and on the first rows
+# before all: the ids then need no sort nor join, a row's code is its position's.
+_IN_ORDER = """
+SELECT count(*) FILTER (WHERE b.i IS DISTINCT FROM a.i + 1 OR NOT COALESCE({0}, false))
+FROM (SELECT rowid AS i, task FROM lines WHERE rowid < $rows - 1) a
+POSITIONAL JOIN (SELECT rowid AS i, task FROM lines WHERE rowid >= 1 AND rowid < $rows) b
+"""
+# Each block of ``span`` rows in order (``every`` 1); or each ``every`` rows one task, the tasks in order.
+_BY_BLOCK = _IN_ORDER.format("(a.i + 1) % $span = 0 OR a.task < b.task")
+_BY_TASK = _IN_ORDER.format("CASE WHEN (a.i + 1) % $every = 0 THEN a.task < b.task ELSE a.task = b.task END")
+# Every block of ``span`` rows the same ids as the one before it.
+_REPEATED = """
+SELECT count(*) FILTER (WHERE b.i IS DISTINCT FROM a.i + $span OR a.task IS DISTINCT FROM b.task)
+FROM (SELECT rowid AS i, task FROM lines WHERE rowid < $rows - $span) a
+POSITIONAL JOIN (SELECT rowid AS i, task FROM lines WHERE rowid >= $span) b
+"""
+# The ids checked as :func:`plain_ids` checks them, in DuckDB (a million task ids as Python strings take a tenth of a
+# second in Python): 1 to MAX_ID_LENGTH characters (code points, as Python counts), no ASCII blank (Python's isspace)
+# at either end. The ids not all ASCII (fewer characters than bytes) are checked again in Python: NFC and the other
+# blanks (second count).
+_ASCII_BLANKS = tuple(c for c in range(128) if chr(c).isspace())
+_PLAIN = f"""
+SELECT count(*) FILTER (WHERE {{0}} IS NULL OR length({{0}}) NOT BETWEEN 1 AND {limits.MAX_ID_LENGTH}
+        OR ascii({{0}}) IN {_ASCII_BLANKS} OR ascii(right({{0}}, 1)) IN {_ASCII_BLANKS}),
+    count(*) FILTER (WHERE strlen({{0}}) != length({{0}}))
+FROM {{1}}
+"""
+_GLANCE = 1 << 16  # the rows looked at first: a file not in order mostly shows it there, for a fraction of the cost
 
-def coded(con: Any, name: str) -> RunColumns | None:
+
+def coded(con: Any, name: str, numbered: bool = False, weighted: bool = True) -> RunColumns | None:
     """The columns of the table ``records`` (line, model, task, metric, category, score, weight: rows DuckDB
-    found plain) of the file ``name``; None when an id is not as it is kept."""
+    found plain) of the file ``name``; None when an id is not as it is kept. ``numbered``: each record's line is
+    its rowid in the table ``lines`` plus one (a row's position), so tasks written in order are coded by it.
+    ``weighted``: some record may give a weight (otherwise every weight is 1 and none is fetched)."""
     ranked: set[str] = set()
     names: dict[str, tuple[str, ...]] = {}
     codes: dict[str, Codes] = {}
+    ordered: tuple[int, int] | None = None
     for kind in _KINDS:
+        if kind == "task" and numbered:
+            found = _in_order(con, len(names["model"]))
+            if found is not None:
+                names[kind], ordered = found
+                continue
         if kind == "task" and len(names["model"]) <= _RANKED_MODELS:
             ranked.add(kind)
             names[kind], codes[kind] = _ranked(con, kind)
@@ -113,9 +153,19 @@ def coded(con: Any, name: str) -> RunColumns | None:
         if not all(map(operator.lt, names[kind], names[kind][1:])):
             return None  # not the order asked for (checked, as a code is a place in it)
     models, tasks, metrics, categories = (names[k] for k in _KINDS)
-    if not (plain_ids(models) and plain_ids(tasks) and plain_ids(categories) and plain_metrics(metrics)):
+    if ordered is not None:
+        span, every = ordered
+        source = f"lines WHERE rowid < {span}" if every == 1 else f"lines WHERE rowid % {every} = 0"
+    else:
+        source = "records" if ranked else "task_ids"
+    column_of = "name" if source == "task_ids" else "task"
+    if not (plain_ids(models) and plain_ids(categories) and plain_metrics(metrics)):
         return None
-    looked_up = [k for k in _KINDS if k not in ranked]
+    if not _plain_in_duckdb(con, column_of, source, tasks):
+        return None
+    # A kind of one id (one metric, say) codes every row 0: no cast, no column fetched.
+    single = [k for k in _KINDS if len(names[k]) == 1 and k not in ranked]
+    looked_up = [k for k in _KINDS if k not in (*ranked, *single) and not (k == "task" and ordered is not None)]
     few = [k for k in looked_up if 0 < len(names[k]) <= _FEW]
     for kind in few:
         con.execute(f"CREATE TYPE {kind}_enum AS ENUM (SELECT name FROM {kind}_ids ORDER BY name)")
@@ -123,16 +173,24 @@ def coded(con: Any, name: str) -> RunColumns | None:
         f", enum_code(r.{k}::{k}_enum) AS {k}" if k in few else f", {k}_ids.rowid AS {k}" for k in looked_up
     )
     joins = " ".join(f"JOIN {k}_ids ON r.{k} = {k}_ids.name" for k in looked_up if k not in few)
+    values = ", r.score, r.weight" if weighted else ", r.score"
     if joins or ranked:
         # Each row's place in the records, numbered before a join shuffles them: ranked codes are put by it too.
         rows = "(SELECT row_number() OVER () - 1 AS position, * FROM records) r"
-        column = con.execute(f"SELECT r.position, r.line{fields}, r.score, r.weight FROM {rows} {joins}").fetchnumpy()
+        column = con.execute(f"SELECT r.position, r.line{fields}{values} FROM {rows} {joins}").fetchnumpy()
         column = _placed(int64(column.pop("position")), column)
     else:
         # One view read alone keeps the records' order.
-        column = con.execute(f"SELECT r.line{fields}, r.score, r.weight FROM records r").fetchnumpy()
+        column = con.execute(f"SELECT r.line{fields}{values} FROM records r").fetchnumpy()
     column |= codes
     line = int64(column["line"])
+    for kind in single:
+        column[kind] = np.zeros(line.size, dtype=np.int64)
+    if not weighted:
+        column["weight"] = np.ones(line.size, dtype=np.float64)
+    if ordered is not None:
+        span, every = ordered
+        column["task"] = (line - 1) % span // every
     return RunColumns(
         models, tasks, metrics, categories, (name,),
         int64(column["model"]), int64(column["task"]), int64(column["metric"]), int64(column["category"]),
@@ -148,6 +206,45 @@ def _ranked(con: Any, kind: str) -> tuple[tuple[str, ...], Codes]:
     ids = np.empty(int(np.count_nonzero(first)), dtype=object)
     ids[code[first]] = np.asarray(fetched["name"], dtype=object)[first]
     return tuple(ids.tolist()), _placed(int64(fetched["position"]), {"code": code})["code"]
+
+
+def _in_order(con: Any, models: int) -> tuple[tuple[str, ...], tuple[int, int]] | None:
+    """The task ids in sorted order and how a row's position gives its code (``position % span // every``) when
+    the tasks are written in order (see ``_IN_ORDER``); None otherwise."""
+    counted = con.execute("SELECT count(*) FROM lines").fetchone()
+    rows = 0 if counted is None else int(counted[0])
+    if rows == 0 or models == 0 or rows % models != 0:
+        return None
+    if _layout(con, _BY_BLOCK, rows, {"span": rows // models}) and (
+        models == 1 or _count(con, _REPEATED, {"rows": rows, "span": rows // models}) == 0
+    ):
+        span, every, where = rows // models, 1, f"rowid < {rows // models}"
+    elif models > 1 and _layout(con, _BY_TASK, rows, {"every": models}):
+        span, every, where = rows, models, f"rowid % {models} = 0"
+    else:
+        return None
+    fetched = con.execute(f"SELECT rowid AS i, task FROM lines WHERE {where}").fetchnumpy()
+    if not np.array_equal(int64(fetched["i"]), np.arange(0, span, every)):
+        return None  # not the rows asked for, in order
+    return tuple(fetched["task"].tolist()), (span, every)
+
+
+def _layout(con: Any, query: str, rows: int, parameters: dict[str, Any]) -> bool:
+    """The rows are laid out as ``query`` asks: the first rows looked at, then all."""
+    return all(_count(con, query, {**parameters, "rows": bound}) == 0 for bound in (min(rows, _GLANCE), rows))
+
+
+def _plain_in_duckdb(con: Any, column: str, source: str, names: Sequence[str]) -> bool:
+    """The ids of ``column`` in ``source`` (``names``, distinct) are as :func:`plain_ids` wants them."""
+    found = con.execute(_PLAIN.format(column, source)).fetchone()
+    if found is None or found[0] != 0:
+        return False
+    return found[1] == 0 or plain_ids(names)
+
+
+def _count(con: Any, query: str, parameters: dict[str, Any]) -> int | None:
+    found = con.execute(query, parameters).fetchone()
+    return None if found is None else int(found[0])
 
 
 def _placed(position: Codes, column: dict[str, Any]) -> dict[str, Any]:
@@ -268,7 +365,7 @@ def utf8(data: bytes) -> bool:
 _CLOSE, _COMMA = ord("}"), ord(",")
 _BLANK = np.zeros(256, dtype=bool)  # a lookup table: is the byte a blank between JSON values
 _BLANK[[ord(" "), ord("\t"), ord("\n"), ord("\r")]] = True
-_MAX_GAP = 64  # blanks looked through before a closing brace; a longer run is not vouched for
+MAX_GAP = 64  # blanks looked through before a closing brace; a longer run is not vouched for
 _BLOCK = 1 << 18
 
 
@@ -279,14 +376,21 @@ def positions(raw: NDArray[np.uint8], byte: int) -> NDArray[np.intp]:
     return np.concatenate(found) if found else np.zeros(0, dtype=np.intp)
 
 
-def trailing_comma(data: bytes) -> bool:
+def trailing_comma(data: bytes, closes: NDArray[np.intp] | None = None) -> bool:
     """Some ``}`` follows a ``,`` with only blanks between: DuckDB reads such an object, Python's JSON refuses it.
 
     A ``}`` inside a string may be taken for one: the file then takes the precise reader, which is never wrong.
+    ``closes``: where each ``}`` stands, when already found.
     """
     raw = np.frombuffer(data, dtype=np.uint8)
-    before = positions(raw, _CLOSE) - 1
-    for _ in range(_MAX_GAP):
+    return comma_before(raw, positions(raw, _CLOSE) if closes is None else closes)
+
+
+def comma_before(raw: NDArray[np.uint8], closes: NDArray[np.intp]) -> bool:
+    """Some of the ``}`` at ``closes`` in ``raw`` follows a ``,`` with only blanks between (or more than MAX_GAP
+    blanks): the bytes before ``raw`` are taken to be none."""
+    before = closes - 1
+    for _ in range(MAX_GAP):
         before = before[before >= 0]
         previous = raw[before]
         if bool((previous == _COMMA).any()):
