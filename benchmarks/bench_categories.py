@@ -22,21 +22,12 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from generators import rounded_suite
 
 from leaderboard import EvalRun, analyse
 from leaderboard.stats import cache
-
-
-def suite(models: int, tasks: int, categories: int, seed: int = 0) -> list[EvalRun]:
-    rng = np.random.default_rng(seed)
-    skill, difficulty = rng.random(models), rng.random(tasks)
-    noise = 0.1 * rng.standard_normal((models, tasks))
-    scores = np.round(np.clip(0.5 + 0.3 * (skill[:, None] - difficulty[None, :]) + noise, 0, 1), 2)
-    return [
-        EvalRun(f"model-{m:02d}", f"task-{t:05d}", "accuracy", float(scores[m, t]), f"cat-{t % categories}")
-        for m in range(models)
-        for t in range(tasks)
-    ]
 
 
 def cold(runs: list[EvalRun]) -> float:
@@ -55,8 +46,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--profile", action="store_true", help="also profile one call with categories")
     args = parser.parse_args()
-    one = suite(args.models, args.tasks, 1)
-    many = suite(args.models, args.tasks, args.categories)
+    one = rounded_suite(args.models, args.tasks, 1)
+    many = rounded_suite(args.models, args.tasks, args.categories)
     cold(one), cold(many)  # warm-up: imports, first allocations
     times: dict[str, list[float]] = {"one": [], "many": []}
     for _ in range(args.repeat):

@@ -26,6 +26,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from generators import rounded_suite
 
 from leaderboard import EvalRun, aggregate, analyse, load_runs, pairwise_diffs
 from leaderboard.stats import cache
@@ -45,19 +48,6 @@ def suite(models: int, tasks: int, missing: float, seed: int = 0) -> list[EvalRu
         for m in range(models)
         for t in range(tasks)
         if keep[m, t]
-    ]
-
-
-def rounded_suite(models: int, tasks: int, seed: int = 0) -> list[EvalRun]:
-    """The issue-14 shape: scores rounded to 2 decimals (many ties), 4 categories."""
-    rng = np.random.default_rng(seed)
-    skill, difficulty = rng.random(models), rng.random(tasks)
-    noise = 0.1 * rng.standard_normal((models, tasks))
-    scores = np.round(np.clip(0.5 + 0.3 * (skill[:, None] - difficulty[None, :]) + noise, 0, 1), 2)
-    return [
-        EvalRun(f"model-{m:02d}", f"task-{t:05d}", "accuracy", float(scores[m, t]), f"cat-{t % 4}")
-        for m in range(models)
-        for t in range(tasks)
     ]
 
 

@@ -22,6 +22,20 @@ DROPPING = "20251124_mini-v1.16.0_claude-opus-4-5-20251101"  # the SWE-bench mod
 # --- suites ---------------------------------------------------------------------------------------
 
 
+def rounded_suite(models: int, tasks: int, categories: int = 4, seed: int = 0) -> list[EvalRun]:
+    """Models of spread skill on tasks of spread difficulty, scores rounded to 2 decimals (many ties), the tasks
+    dealt round-robin into ``categories``: the benchmarks' 50 x 10,000 shape."""
+    rng = np.random.default_rng(seed)
+    skill, difficulty = rng.random(models), rng.random(tasks)
+    noise = 0.1 * rng.standard_normal((models, tasks))
+    scores = np.round(np.clip(0.5 + 0.3 * (skill[:, None] - difficulty[None, :]) + noise, 0, 1), 2)
+    return [
+        EvalRun(f"model-{m:02d}", f"task-{t:05d}", "accuracy", float(scores[m, t]), f"cat-{t % categories}")
+        for m in range(models)
+        for t in range(tasks)
+    ]
+
+
 def equal_models_a_failing_the_hardest(seed: int, n: int = 200, share: float = 0.3) -> list[EvalRun]:
     """Two models of the same skill; A's calls fail (``error`` set, no score) on the hardest ``share`` of tasks."""
     rng = np.random.default_rng(seed)
