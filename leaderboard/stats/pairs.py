@@ -31,7 +31,7 @@ from .paired import (
 from .power import ClusterTest, Detectable, detectable_for, typical
 from .resampling import FloatArray, percentile_interval
 from .significance import METHOD_NAMES, min_tasks
-from .ties import TIE_ABS_TOL, TIE_REL_TOL, tie_key
+from .ties import TIE_REL_TOL, tie_key
 from .weights import kish
 
 # The reason column's code of a significant pair; any other is a records.Why.
@@ -357,9 +357,8 @@ def pair_table(
     units = cols["n_clusters"] if clustered else n_shared
     excludes_0 = excludes_zero(cols["ci_lo"], cols["ci_hi"])
     cols["reason"] = reason_codes(n_shared, units, excludes_0, decisions.adjusted, alpha)
-    with np.errstate(invalid="ignore"):
-        side = np.where(cols["ci_lo"] > TIE_ABS_TOL, 1, np.where(cols["ci_hi"] < -TIE_ABS_TOL, -1, 0))
-    cols["own_side"] = side.astype(np.int8)
+    # An interval excluding 0 lies wholly on one side: its low end's sign is that side.
+    cols["own_side"] = np.where(excludes_0, np.sign(np.nan_to_num(cols["ci_lo"])), 0).astype(np.int8)
     leader = (float(cols["ci_lo"][0]), float(cols["ci_hi"][0])) if n_pairs else (np.nan, np.nan)
     cols["ci_lo"], cols["ci_hi"] = reaching_zero(cols["ci_lo"], cols["ci_hi"], cols["reason"] == SIGNIFICANT)
     if not clustered:
