@@ -112,3 +112,14 @@ def test_an_id_with_a_lone_surrogate_is_a_problem_at_its_line(tmp_path: Path) ->
     with pytest.raises(InvalidEvalRuns, match="not valid Unicode") as caught:
         analyse(load_runs([str(path)]))
     assert caught.value.problems[0].line == 1
+
+
+def test_a_lone_surrogate_is_named_at_its_line_beside_the_files_other_problems(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text(
+        '{"model_id": "m", "task_id": "t\\ud83d", "metric_name": "acc", "score": 0.5}\n'
+        '{"model_id": "m", "task_id": "u", "metric_name": "acc", "score": 1.5}\n'
+    )
+    with pytest.raises(InvalidEvalRuns) as caught:
+        load_runs([str(path)])
+    assert [(p.line, p.field) for p in caught.value.problems] == [(1, "task_id"), (2, "score")]

@@ -25,6 +25,7 @@ from ..validation import (
     Problem,
     check_fields,
     duplicate_problem,
+    encodable,
     shown,
     trial_key,
     trial_label,
@@ -64,10 +65,12 @@ def canonical(text: str) -> str:
 
 
 def _plain(text: str) -> bool:
-    """Already canonical and within bounds: the common case, checked cheaply."""
+    """Already canonical and within bounds: the common case, checked cheaply. A lone surrogate is NFC to
+    ``unicodedata`` but no file can hold it: such an id goes to check_fields, which names it at its line
+    beside the file's other problems (not later, when the records are checked as a whole)."""
     return (
         0 < len(text) <= limits.MAX_ID_LENGTH
-        and (text.isascii() or unicodedata.is_normalized("NFC", text))
+        and (text.isascii() or (unicodedata.is_normalized("NFC", text) and encodable(text)))
         and not text[0].isspace()
         and not text[-1].isspace()
     )
